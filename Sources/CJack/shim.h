@@ -1,0 +1,3 @@
+#include <jack/jack.h>
+#include <jack/ringbuffer.h>
+#include <jack/statistics.h>

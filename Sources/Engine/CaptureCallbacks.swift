@@ -1,0 +1,68 @@
+import Jack
+
+// The C callbacks of a capture session. Each is a named, nonisolated function (a closure literal
+// in main.swift would be inferred @MainActor and trap on JACK's thread). `context` is the
+// session's `CaptureKernel` pointer, prepared before activation.
+
+/// The process callback: the only glue that calls C (port buffers), then the checked kernel.
+/// Realtime thread.
+nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    RealtimeHooks.enter()
+    // SAFETY: the session passed a pointer to its initialized CaptureKernel and frees it only
+    // after the client is deactivated or closed.
+    let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    var channel = 0
+    while channel < kernel.pointee.channelCount {
+        // SAFETY: `ports` and `inputs` hold one entry per channel.
+        kernel.pointee.inputs[channel] = UnsafePointer(JackPortBuffer.samples(kernel.pointee.ports[channel], frames: frameCount))
+        channel += 1
+    }
+    kernel.pointee.process(frameCount: Int(frameCount))
+    RealtimeHooks.exit()
+    return 0
+}
+
+/// Xrun notification: counts it. JACK's notification thread.
+nonisolated func captureXrun(_ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    // SAFETY: as in captureProcess; counters outlive the client.
+    let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    kernel.pointee.counters.pointee.xruns.add(1, ordering: .relaxed)
+    return 0
+}
+
+/// Period-size change: nothing to reallocate (the kernel keeps no per-period buffers and the ring
+/// is sized in seconds); records the new size. JACK's notification thread, never concurrent with
+/// a process cycle.
+nonisolated func captureBufferSize(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    // SAFETY: as in captureXrun.
+    let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    kernel.pointee.counters.pointee.periodFrames.store(frameCount, ordering: .relaxed)
+    return 0
+}
+
+/// Sample-rate change: a take cannot change rate, so the session ends. Notification thread.
+nonisolated func captureSampleRate(_ rate: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    // SAFETY: as in captureXrun.
+    let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    if UInt32(kernel.pointee.meterCoefficients.sampleRate) != rate {
+        kernel.pointee.counters.pointee.sampleRateChanged.store(true, ordering: .releasing)
+    }
+    return 0
+}
+
+/// The server went away. May run on any thread, the realtime one included: only a flag.
+nonisolated func captureShutdown(_ status: UInt32, _ reason: UnsafePointer<CChar>?, _ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    // SAFETY: as in captureXrun.
+    let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    kernel.pointee.counters.pointee.serverIsGone.store(true, ordering: .releasing)
+}
+
+/// First thing on JACK's process thread: denormals flush to zero. Realtime thread.
+nonisolated func captureThreadInit(_ context: UnsafeMutableRawPointer?) {
+    RealtimeHooks.enableFlushToZero()
+}

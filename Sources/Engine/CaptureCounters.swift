@@ -1,0 +1,39 @@
+import Synchronization
+
+/// What the realtime thread tells the other threads, as atomics in memory the session owns.
+/// The realtime thread and JACK's notification thread write; the main and writer threads read.
+public struct CaptureCounters: ~Copyable {
+    /// The take's timeline in frames: every frame taken, queued or dropped. Released after each
+    /// period, so a reader that sees N also sees the ring and drop-log writes for those frames.
+    public let framesTaken = Atomic<UInt64>(0)
+    /// Set by the main thread once the sources are connected: the take starts at the next cycle,
+    /// so it never begins with the silence of not-yet-connected inputs.
+    public let isArmed = Atomic<Bool>(false)
+    /// Frames that did not fit the ring and will be silence in the file.
+    public let framesDropped = Atomic<UInt64>(0)
+    /// Process cycles run.
+    public let cycles = Atomic<UInt64>(0)
+    /// Xruns the server reported (JACK's notification thread).
+    public let xruns = Atomic<UInt64>(0)
+    /// Set once the frames asked for with `--duration` have all been taken.
+    public let isComplete = Atomic<Bool>(false)
+    /// The last period size, in frames (set by the buffer-size callback and by each cycle).
+    public let periodFrames = Atomic<UInt32>(0)
+    /// Set when the server shut down or kicked the client out.
+    public let serverIsGone = Atomic<Bool>(false)
+    /// Set when the sample rate changed under a running session.
+    public let sampleRateChanged = Atomic<Bool>(false)
+
+    public init() {}
+}
+
+/// A period the ring could not take: where it starts on the take's timeline, and how long it is.
+/// Consecutive dropped periods are merged into one event.
+@frozen public struct DropEvent: BitwiseCopyable, Equatable, Sendable {
+    public var startFrame: UInt64
+    public var frameCount: UInt64
+    @inlinable public init(startFrame: UInt64, frameCount: UInt64) {
+        self.startFrame = startFrame
+        self.frameCount = frameCount
+    }
+}

@@ -1,0 +1,111 @@
+import DSP
+import Realtime
+
+/// Everything the capture process callback touches, as plain values and unsafe pointers into
+/// memory prepared before activation (`CaptureSession` owns and frees it). Realtime thread only,
+/// once the client is active.
+struct CaptureKernel {
+    let channelCount: Int
+    /// The input ports (libjack handles), one per channel; read only by the C glue.
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    /// This cycle's input buffers, one per channel, filled by the C glue before `process`.
+    let inputs: UnsafeMutablePointer<UnsafePointer<Float>>
+    /// One meter state per channel.
+    let meters: UnsafeMutablePointer<ChannelMeter>
+    let meterCoefficients: MeterCoefficients
+    /// Latest meter states for the UI (one per channel).
+    let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
+    /// Interleaved frames for the writer thread, or nil when nothing is recorded.
+    let samples: SPSCRing<Float>.Producer?
+    /// Where dropped periods go, for the writer to fill with silence.
+    let drops: SPSCRing<DropEvent>.Producer?
+    let counters: UnsafeMutablePointer<CaptureCounters>
+    /// Frames to take in all (`--duration`), or `UInt64.max`.
+    let frameLimit: UInt64
+
+    /// Whether the take has begun (see `CaptureCounters.isArmed`). Realtime thread only.
+    var isTaking = false
+    /// Frames taken so far (the timeline), private to the realtime thread.
+    var framesTaken: UInt64 = 0
+    /// Dropped frames not yet reported to the drop log (merged while periods keep dropping).
+    var pendingDrop = DropEvent(startFrame: 0, frameCount: 0)
+
+    /// One process cycle: queue the period for the writer (whole or not at all), meter it,
+    /// publish the readings and counters. Realtime thread.
+    @_noLocks @_noAllocation
+    mutating func process(frameCount: Int) {
+        let counters = self.counters
+        counters.pointee.cycles.add(1, ordering: .relaxed)
+        // The cycle that first sees the flag may have started before the connections were made;
+        // the take begins with the one after it.
+        if !isTaking {
+            if counters.pointee.isArmed.load(ordering: .relaxed) { isTaking = true }
+            return
+        }
+        counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
+        let remaining = frameLimit - framesTaken
+        if remaining == 0 { return }
+        let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
+
+        if let samples, let drops {
+            if !queue(frames: frames, samples: samples, drops: drops) {
+                if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
+                pendingDrop.frameCount &+= UInt64(frames)
+                counters.pointee.framesDropped.add(UInt64(frames), ordering: .relaxed)
+            }
+        }
+
+        var channel = 0
+        let readings = meterMailbox.writeBuffer()
+        while channel < channelCount {
+            // SAFETY: `meters` and `inputs` hold `channelCount` entries; each input has ≥ frames samples.
+            meters[channel].process(inputs[channel], count: frames, coefficients: meterCoefficients)
+            // SAFETY: the mailbox slots hold `channelCount` readings.
+            readings[channel] = meters[channel]
+            channel += 1
+        }
+        meterMailbox.publish()
+
+        framesTaken &+= UInt64(frames)
+        // Releasing: the ring and drop-log commits above happen-before a reader that sees this.
+        counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
+        if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+    }
+
+    /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false
+    /// (and writes nothing) when the ring or the drop log has no room. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer) -> Bool {
+        if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
+        guard let slices = samples.writableSlices(count: frames * channelCount) else { return false }
+        if pendingDrop.frameCount > 0 {
+            // SAFETY: one free slot was checked above; only this thread produces drop events.
+            drops.writableSlices(count: 1)!.first[0] = pendingDrop
+            drops.commitWrite(count: 1)
+            pendingDrop.frameCount = 0
+        }
+        // The ring holds whole frames, so the wrap point falls on a frame boundary.
+        let framesInFirst = slices.first.count / channelCount
+        interleave(into: slices.first, fromFrame: 0, frameCount: framesInFirst)
+        interleave(into: slices.second, fromFrame: framesInFirst, frameCount: frames - framesInFirst)
+        samples.commitWrite(count: frames * channelCount)
+        return true
+    }
+
+    @_noLocks @_noAllocation
+    private func interleave(into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int) {
+        guard frameCount > 0, let base = destination.baseAddress else { return }
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: each input holds ≥ start + frameCount samples this cycle.
+            let source = inputs[channel] + start
+            var frame = 0
+            while frame < frameCount {
+                // SAFETY: frame * channelCount + channel < frameCount * channelCount ≤ destination.count.
+                base[frame * channelCount + channel] = source[frame]
+                frame += 1
+            }
+            channel += 1
+        }
+    }
+}

@@ -1,0 +1,247 @@
+import DSP
+import Jack
+import Realtime
+import SoundFile
+
+/// What a capture session should do. Plain values, checked by the caller.
+public struct CaptureConfiguration: Sendable {
+    /// Where and how to record; nil meters only.
+    public struct Recording: Sendable {
+        public var path: String
+        public var format: AudioFileFormat
+        public init(path: String, format: AudioFileFormat) {
+            self.path = path
+            self.format = format
+        }
+    }
+
+    public var clientName = "micmon"
+    public var serverName: String?
+    /// `-p` requests in order (exact names or patterns); empty means the first two physical
+    /// capture ports.
+    public var sourcePorts: [String] = []
+    /// Inputs to register even when fewer sources are given (in_1, in_2).
+    public var minimumChannelCount = 2
+    public var recording: Recording?
+    /// Stop after this many seconds (the take then holds exactly seconds × rate frames).
+    public var durationSeconds: Double?
+    /// Capacity of the capture ring, in seconds of audio.
+    public var ringSeconds: Double = 4
+
+    public init() {}
+}
+
+/// Why a session could not start. The messages come from libjack / libsndfile.
+public enum CaptureError: Error, CustomStringConvertible {
+    case jack(JackError)
+    case unknownPort(PortSelection.NoMatch)
+    case file(SoundFileError)
+
+    public var description: String {
+        switch self {
+        case .jack(let error): return error.description
+        case .unknownPort(let error): return error.description
+        case .file(let error): return error.description
+        }
+    }
+}
+
+/// The end of a session, for the summary and the exit code.
+public struct CaptureSummary: Sendable {
+    public let sampleRate: Int
+    public let channelNames: [String]
+    public let sourcePorts: [String]
+    /// Frames on the take's timeline (= frames in the file when recording).
+    public let framesTaken: UInt64
+    public let framesWritten: UInt64
+    public let framesDropped: UInt64
+    public let drops: [DropEvent]
+    public let xruns: UInt64
+    public let readings: [MeterReading]
+    public let fileError: SoundFileError?
+    public let serverWasLost: Bool
+    public let sampleRateChanged: Bool
+}
+
+/// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
+/// Create, `start()`, poll from the main thread, `stop()`. Main thread only.
+public final class CaptureSession {
+    public let client: JackClient
+    public let sampleRate: Int
+    public let channelNames: [String]
+    /// The source port feeding each input ("" when an input has no source).
+    public let sourcePorts: [String]
+    /// Things the user should know that are not errors (e.g. fewer capture ports than inputs).
+    public private(set) var warnings: [String] = []
+    public var isRecording: Bool { writer != nil }
+
+    private let ports: [JackPort]
+    private let kernel: UnsafeMutablePointer<CaptureKernel>
+    private let counters: UnsafeMutablePointer<CaptureCounters>
+    private let portHandles: UnsafeMutablePointer<OpaquePointer>
+    private let inputBuffers: UnsafeMutablePointer<UnsafePointer<Float>>
+    private let meters: UnsafeMutablePointer<ChannelMeter>
+    private let mailbox: LatestValueMailbox<ChannelMeter>
+    private let sampleRing: SPSCRing<Float>?
+    private let dropRing: SPSCRing<DropEvent>?
+    private let writer: TakeWriter?
+    private var isStarted = false
+    private var summary: CaptureSummary?
+
+    /// Connects to the server, registers the inputs, resolves the sources, creates the file and
+    /// prepares all realtime memory. Nothing runs until `start()`.
+    public init(_ configuration: CaptureConfiguration) throws(CaptureError) {
+        do {
+            client = try JackClient(name: configuration.clientName, serverName: configuration.serverName)
+        } catch {
+            throw .jack(error)
+        }
+        sampleRate = client.sampleRate
+
+        var sources: [String]
+        if configuration.sourcePorts.isEmpty {
+            let physical = client.portNames(direction: .output, physicalOnly: true)
+            sources = Array(physical.prefix(configuration.minimumChannelCount))
+            if sources.count < configuration.minimumChannelCount {
+                warnings.append("found \(sources.count) physical capture port(s) for \(configuration.minimumChannelCount) inputs; the rest read silence (use -p to choose sources)")
+            }
+        } else {
+            do {
+                sources = try PortSelection.resolve(configuration.sourcePorts, outputPorts: client.portNames(direction: .output))
+            } catch {
+                throw .unknownPort(error)
+            }
+        }
+        let channelCount = max(configuration.minimumChannelCount, sources.count)
+        sources += Array(repeating: "", count: channelCount - sources.count)
+        sourcePorts = sources
+
+        var registered: [JackPort] = []
+        for index in 1 ... channelCount {
+            do { registered.append(try client.registerPort(name: "in_\(index)", direction: .input)) } catch { throw .jack(error) }
+        }
+        ports = registered
+        channelNames = registered.map(\.shortName)
+
+        var fileWriter: SoundFileWriter?
+        if let recording = configuration.recording {
+            do {
+                fileWriter = try SoundFileWriter(path: recording.path, format: recording.format,
+                                                 sampleRate: sampleRate, channelCount: channelCount)
+            } catch {
+                throw .file(error)
+            }
+        }
+
+        counters = .allocate(capacity: 1)
+        counters.initialize(to: CaptureCounters())
+        portHandles = .allocate(capacity: channelCount)
+        portHandles.initialize(from: registered.map(\.handle), count: channelCount)
+        inputBuffers = .allocate(capacity: channelCount)
+        meters = .allocate(capacity: channelCount)
+        meters.initialize(repeating: ChannelMeter(), count: channelCount)
+        mailbox = LatestValueMailbox(count: channelCount, initial: ChannelMeter())
+        // A silent buffer stands in for the inputs until the first cycle.
+        let silence = UnsafeMutablePointer<Float>.allocate(capacity: 1)
+        silence.initialize(to: 0)
+        inputBuffers.initialize(repeating: UnsafePointer(silence), count: channelCount)
+
+        if let fileWriter {
+            let ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
+            let samples = SPSCRing<Float>(capacity: ringFrames * channelCount)
+            let drops = SPSCRing<DropEvent>(capacity: 1024)
+            sampleRing = samples
+            dropRing = drops
+            writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
+                                counters: counters, channelCount: channelCount)
+        } else {
+            sampleRing = nil
+            dropRing = nil
+            writer = nil
+        }
+        let rate = Double(client.sampleRate)
+        let frameLimit = configuration.durationSeconds.map { UInt64(($0 * rate).rounded()) } ?? .max
+
+        let samplesProducer = sampleRing?.producer
+        let dropsProducer = dropRing?.producer
+        kernel = .allocate(capacity: 1)
+        kernel.initialize(to: CaptureKernel(
+            channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
+            meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
+            meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
+            counters: counters, frameLimit: max(frameLimit, 1)))
+
+        let context = UnsafeMutableRawPointer(kernel)
+        do {
+            try client.setProcessCallback(captureProcess, context: context)
+            try client.setXrunCallback(captureXrun, context: context)
+            try client.setBufferSizeCallback(captureBufferSize, context: context)
+            try client.setSampleRateCallback(captureSampleRate, context: context)
+            try client.setThreadInitCallback(captureThreadInit, context: context)
+        } catch {
+            throw .jack(error)
+        }
+        client.setShutdownCallback(captureShutdown, context: context)
+    }
+
+    deinit {
+        if isStarted && summary == nil { _ = stop() }
+        client.close()
+        kernel.deinitialize(count: 1)
+        kernel.deallocate()
+        // The first input buffer may still be the placeholder; it is one float, leaked never.
+        inputBuffers.deallocate()
+        portHandles.deallocate()
+        meters.deallocate()
+        counters.deinitialize(count: 1)
+        counters.deallocate()
+    }
+
+    /// Starts the writer, activates the client and connects the sources. Main thread.
+    public func start() throws(CaptureError) {
+        writer?.start()
+        isStarted = true
+        do {
+            try client.activate()
+            for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
+                try client.connect(source: source, destination: port.fullName)
+            }
+            counters.pointee.isArmed.store(true, ordering: .relaxed)
+        } catch {
+            throw .jack(error)
+        }
+    }
+
+    /// The latest meter readings, one per input. Main thread.
+    public func readings() -> [MeterReading] {
+        Array(mailbox.readLatest().0.map(\.reading))
+    }
+
+    public var framesTaken: UInt64 { counters.pointee.framesTaken.load(ordering: .acquiring) }
+    public var framesDropped: UInt64 { counters.pointee.framesDropped.load(ordering: .relaxed) }
+    public var xruns: UInt64 { counters.pointee.xruns.load(ordering: .relaxed) }
+    public var periodFrames: Int { Int(counters.pointee.periodFrames.load(ordering: .relaxed)) }
+    /// The frames asked for with a duration have all been taken.
+    public var isComplete: Bool { counters.pointee.isComplete.load(ordering: .acquiring) }
+    public var serverIsGone: Bool { counters.pointee.serverIsGone.load(ordering: .acquiring) }
+    public var sampleRateChanged: Bool { counters.pointee.sampleRateChanged.load(ordering: .acquiring) }
+    public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
+
+    /// Stops the realtime side, lets the writer drain and finalize the file, and sums up.
+    /// Safe to call twice. Main thread.
+    public func stop() -> CaptureSummary {
+        if let summary { return summary }
+        let serverLost = serverIsGone
+        if !serverLost { client.deactivate() }
+        let written = writer?.finish()
+        let final = CaptureSummary(
+            sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
+            framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
+            framesDropped: framesDropped, drops: written?.drops ?? [], xruns: xruns,
+            readings: readings(), fileError: written?.failure, serverWasLost: serverLost,
+            sampleRateChanged: sampleRateChanged)
+        client.close()
+        summary = final
+        return final
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Realtime
+import SoundFile
+import Synchronization
+
+/// The writer thread: drains the capture ring into the sound file. It wakes on a timer (every
+/// `wakeInterval`), never on a lock or condition shared with the realtime thread. Dropped
+/// periods come from the drop log and are written as silence at their place in the timeline.
+final class TakeWriter: @unchecked Sendable {
+    private let file: SoundFileWriter
+    private let samples: SPSCRing<Float>.Consumer
+    private let drops: SPSCRing<DropEvent>.Consumer
+    private let counters: UnsafeMutablePointer<CaptureCounters>
+    private let channelCount: Int
+    private let wakeInterval: Duration
+    private let silence: UnsafeMutableBufferPointer<Float>
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+    /// Set when a write failed; the writer then stops writing (the file stays valid up to there).
+    let hasFailed = Atomic<Bool>(false)
+    /// Frames written to the file so far (data and silence), for the UI.
+    let framesWritten = Atomic<UInt64>(0)
+
+    // Writer-thread state, read by others only after `finished` (acquire) is set.
+    private var position: UInt64 = 0
+    private var pendingDrops: [DropEvent] = []
+    private var dropHistory: [DropEvent] = []
+    private var failure: SoundFileError?
+    private var thread: Thread?
+
+    init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
+         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(20)) {
+        self.file = file
+        self.samples = samples
+        self.drops = drops
+        self.counters = counters
+        self.channelCount = channelCount
+        self.wakeInterval = wakeInterval
+        silence = .allocate(capacity: 4096 * channelCount)
+        silence.initialize(repeating: 0)
+    }
+
+    deinit { silence.deallocate() }
+
+    /// Starts the thread. Main thread.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "micmon-writer"
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Asks the thread to drain everything the realtime side took, close the file and end; waits
+    /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
+    func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64) {
+        stopRequested.store(true, ordering: .releasing)
+        while !finished.load(ordering: .acquiring) { Thread.sleep(forTimeInterval: 0.005) }
+        return (dropHistory, failure, position)
+    }
+
+    private func run() {
+        while true {
+            let stopping = stopRequested.load(ordering: .acquiring)
+            drain()
+            if stopping { break }
+            Thread.sleep(forTimeInterval: Double(wakeInterval.components.attoseconds) / 1e18 + Double(wakeInterval.components.seconds))
+        }
+        // The realtime side is done: frames taken but never queued were a trailing drop.
+        let total = counters.pointee.framesTaken.load(ordering: .acquiring)
+        drain()
+        if total > position && failure == nil {
+            let gap = DropEvent(startFrame: position, frameCount: total - position)
+            record(gap)
+            writeSilence(frames: gap.frameCount)
+        }
+        if failure == nil {
+            do { try file.close() } catch { failure = error }
+        } else {
+            try? file.close()
+        }
+        finished.store(true, ordering: .releasing)
+    }
+
+    /// Writes what the ring holds, with silence where drops were logged. Writer thread.
+    private func drain() {
+        // Acquiring the ring first: every drop logged before these frames is then visible too.
+        var available = samples.availableToRead() / channelCount
+        while let slices = drops.readableSlices(count: 1) {
+            pendingDrops.append(slices.first[0])
+            drops.commitRead(count: 1)
+        }
+        while failure == nil {
+            if let next = pendingDrops.first, next.startFrame == position {
+                pendingDrops.removeFirst()
+                record(next)
+                writeSilence(frames: next.frameCount)
+                continue
+            }
+            var frames = UInt64(available)
+            if let next = pendingDrops.first { frames = min(frames, next.startFrame - position) }
+            if frames == 0 { break }
+            let count = Int(frames) * channelCount
+            guard let slices = samples.readableSlices(count: count) else { break }
+            write(slices.first)
+            write(slices.second)
+            samples.commitRead(count: count)
+            position += frames
+            available -= Int(frames)
+            framesWritten.store(position, ordering: .relaxed)
+        }
+        if failure != nil {
+            // Keep the realtime side from dropping forever: discard what arrives.
+            let all = samples.readableSlices()
+            samples.commitRead(count: all.count)
+        }
+    }
+
+    private func write(_ interleaved: UnsafeBufferPointer<Float>) {
+        guard failure == nil, !interleaved.isEmpty else { return }
+        do {
+            try file.write(interleaved: interleaved)
+        } catch {
+            failure = error
+            hasFailed.store(true, ordering: .releasing)
+        }
+    }
+
+    private func writeSilence(frames: UInt64) {
+        var left = Int(frames)
+        let chunk = silence.count / channelCount
+        while left > 0 && failure == nil {
+            let n = min(left, chunk)
+            write(UnsafeBufferPointer(rebasing: silence[0 ..< n * channelCount]))
+            left -= n
+        }
+        position += frames
+        framesWritten.store(position, ordering: .relaxed)
+    }
+
+    private func record(_ drop: DropEvent) {
+        if let last = dropHistory.last, last.startFrame + last.frameCount == drop.startFrame {
+            dropHistory[dropHistory.count - 1].frameCount += drop.frameCount
+        } else {
+            dropHistory.append(drop)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import CJack
+import CJackShims
+import Glibc
+
+/// C function types for the callbacks a `JackClient` hands to libjack. They are plain Swift
+/// types so that callers never import CJack; `context` is the pointer given at registration.
+public typealias JackProcessCallback = @convention(c) (UInt32, UnsafeMutableRawPointer?) -> Int32
+public typealias JackFrameCountCallback = @convention(c) (UInt32, UnsafeMutableRawPointer?) -> Int32
+public typealias JackNotifyCallback = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+public typealias JackThreadInitCallback = @convention(c) (UnsafeMutableRawPointer?) -> Void
+/// (status bits, reason, context); may run on any thread, even the realtime one.
+public typealias JackShutdownCallback = @convention(c) (UInt32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+
+public enum PortDirection: Sendable {
+    case input, output
+}
+
+/// A registered port of this client. `handle` is what the realtime glue passes to
+/// `JackPortBuffer.samples(_:frames:)`.
+public struct JackPort: @unchecked Sendable {
+    public let handle: OpaquePointer
+    public let fullName: String
+    public let shortName: String
+}
+
+/// Port buffers, for the realtime glue: the only libjack call made on the process thread.
+public enum JackPortBuffer {
+    /// The port's sample buffer for this cycle. Realtime thread, inside the process callback only.
+    public static func samples(_ port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
+        // SAFETY: libjack returns a buffer of `frames` floats for an audio port during the cycle.
+        return jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
+    }
+}
+
+/// A JACK client: the Swift face of `jack_client_t`. Create, register ports and callbacks, and
+/// activate from one (main) thread; the realtime callbacks are plain C function pointers.
+public final class JackClient: @unchecked Sendable {
+    public let handle: OpaquePointer
+    /// The server this client is connected to ("default" when none was named).
+    public let serverName: String
+    private var isActive = false
+    private var isClosed = false
+
+    /// Opens a client. Never starts a server (`JackNoStartServer`). Main thread.
+    public init(name: String, serverName: String? = nil) throws(JackError) {
+        var status = jack_status_t(0)
+        let options = jack_options_t(JackNoStartServer.rawValue)
+        let client = micmon_jack_client_open(name, options, &status, serverName)
+        let bits = JackStatus(rawValue: status.rawValue)
+        let server = serverName ?? JackClient.defaultServerName
+        guard let client else {
+            if bits.contains(.serverFailed) || bits.contains(.serverError) {
+                throw .serverUnavailable(server: server, status: bits)
+            }
+            throw .openFailed(server: server, status: bits)
+        }
+        self.handle = client
+        self.serverName = server
+    }
+
+    /// The server name libjack uses when none is given (`$JACK_DEFAULT_SERVER` or "default").
+    public static var defaultServerName: String {
+        if let env = getenv("JACK_DEFAULT_SERVER"), env.pointee != 0 { return String(cString: env) }
+        return "default"
+    }
+
+    deinit { close() }
+
+    /// The client's actual name (libjack may have made it unique).
+    public var name: String { String(cString: jack_get_client_name(handle)) }
+    public var sampleRate: Int { Int(jack_get_sample_rate(handle)) }
+    public var bufferSize: Int { Int(jack_get_buffer_size(handle)) }
+    /// The server's DSP load in percent, as `jack_cpu_load` reports it.
+    public var cpuLoad: Float { jack_cpu_load(handle) }
+
+    /// Registers an audio port. Main thread, before or after activation.
+    public func registerPort(name: String, direction: PortDirection) throws(JackError) -> JackPort {
+        let flags = direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue
+        guard let port = jack_port_register(handle, name, JACK_DEFAULT_AUDIO_TYPE, UInt(flags), 0) else {
+            throw .portRegistrationFailed(port: name)
+        }
+        return JackPort(handle: port, fullName: String(cString: jack_port_name(port)), shortName: name)
+    }
+
+    public func setProcessCallback(_ callback: JackProcessCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_process_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_process_callback", code: code) }
+    }
+
+    public func setBufferSizeCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_buffer_size_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_buffer_size_callback", code: code) }
+    }
+
+    public func setSampleRateCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_sample_rate_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_sample_rate_callback", code: code) }
+    }
+
+    public func setXrunCallback(_ callback: JackNotifyCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_xrun_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_xrun_callback", code: code) }
+    }
+
+    public func setThreadInitCallback(_ callback: JackThreadInitCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_thread_init_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_thread_init_callback", code: code) }
+    }
+
+    public func setShutdownCallback(_ callback: JackShutdownCallback, context: UnsafeMutableRawPointer?) {
+        // SAFETY: jack_status_t is a C enum of UInt32 raw values; the two function types have one ABI.
+        let cCallback = unsafeBitCast(callback, to: JackInfoShutdownCallback.self)
+        jack_on_info_shutdown(handle, cCallback, context)
+    }
+
+    public func activate() throws(JackError) {
+        let code = jack_activate(handle)
+        if code != 0 { throw .activationFailed(code: code) }
+        isActive = true
+    }
+
+    /// Stops the callbacks. Safe to call twice; after a server shutdown it only marks the state.
+    public func deactivate() {
+        guard isActive, !isClosed else { return }
+        isActive = false
+        jack_deactivate(handle)
+    }
+
+    /// Closes the client (also after the server went away, as libjack asks). Main thread.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        isActive = false
+        jack_client_close(handle)
+    }
+
+    /// Port names matching the filters, in libjack's order. `namePattern` is a regular expression.
+    public func portNames(namePattern: String? = nil, direction: PortDirection? = nil, physicalOnly: Bool = false) -> [String] {
+        var flags: UInt = 0
+        if let direction { flags |= UInt(direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue) }
+        if physicalOnly { flags |= UInt(JackPortIsPhysical.rawValue) }
+        guard let list = jack_get_ports(handle, namePattern, JACK_DEFAULT_AUDIO_TYPE, flags) else { return [] }
+        defer { jack_free(list) }
+        var names: [String] = []
+        var index = 0
+        while let entry = list[index] {
+            names.append(String(cString: entry))
+            index += 1
+        }
+        return names
+    }
+
+    /// Whether a port of that full name exists, and if so whether it is an output (a source).
+    public func portExists(_ fullName: String) -> Bool { jack_port_by_name(handle, fullName) != nil }
+
+    public func connect(source: String, destination: String) throws(JackError) {
+        let code = jack_connect(handle, source, destination)
+        // EEXIST: already connected, which is what was asked for.
+        if code != 0 && code != EEXIST { throw .connectionFailed(source: source, destination: destination, code: code) }
+    }
+
+    public func disconnect(source: String, destination: String) {
+        jack_disconnect(handle, source, destination)
+    }
+
+    /// Full names of the ports connected to `port`.
+    public func connections(of port: JackPort) -> [String] {
+        guard let list = jack_port_get_connections(port.handle) else { return [] }
+        defer { jack_free(list) }
+        var names: [String] = []
+        var index = 0
+        while let entry = list[index] {
+            names.append(String(cString: entry))
+            index += 1
+        }
+        return names
+    }
+}

@@ -1,0 +1,75 @@
+import CSndFile
+
+/// Writes interleaved float frames with libsndfile. Owns the `SNDFILE*`; one thread only (the
+/// writer thread) may use an instance after creation.
+public final class SoundFileWriter {
+    public let path: String
+    public let format: AudioFileFormat
+    public let channelCount: Int
+    public let sampleRate: Int
+    public private(set) var framesWritten: Int64 = 0
+    private var file: OpaquePointer?
+
+    /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
+    /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
+    /// The header is rewritten after every write (`SFC_SET_UPDATE_HEADER_AUTO`), so a killed
+    /// process leaves a file whose header matches its data.
+    public init(path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int) throws(SoundFileError) {
+        self.path = path
+        self.format = format
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = Int32(channelCount)
+        let container: ContainerFormat = format.container == .wav ? .rf64 : format.container
+        info.format = container.majorFormat | format.encoding.subtype
+        guard sf_format_check(&info) != 0 else {
+            throw SoundFileError(.open, path: path, message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
+        }
+        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+            throw SoundFileError.fromLibrary(.open, path: path, file: nil)
+        }
+        file = handle
+        if format.container == .wav {
+            sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
+        }
+        // No PEAK chunk: it costs a scan of every buffer and is not needed to read the file.
+        sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        // Out-of-range floats clip instead of wrapping when converted to integers.
+        sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
+    }
+
+    deinit {
+        if let file { sf_close(file) }
+    }
+
+    /// Appends whole interleaved frames. Throws with libsndfile's message on a short write.
+    public func write(interleaved samples: UnsafeBufferPointer<Float>) throws(SoundFileError) {
+        guard let file, let base = samples.baseAddress, samples.count > 0 else { return }
+        let frames = Int64(samples.count / channelCount)
+        let written = sf_writef_float(file, base, frames)
+        if written > 0 { framesWritten += written }
+        if written != frames {
+            throw SoundFileError.fromLibrary(.write, path: path, file: file)
+        }
+    }
+
+    /// Writes the header now (also done automatically after each write).
+    public func updateHeader() {
+        guard let file else { return }
+        sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+    }
+
+    /// Finalizes the header and closes the file. Safe to call twice.
+    public func close() throws(SoundFileError) {
+        guard let handle = file else { return }
+        file = nil
+        let code = sf_close(handle)
+        if code != 0 {
+            let text = sf_error_number(code).map { String(cString: $0) } ?? "error \(code)"
+            throw SoundFileError(.close, path: path, message: text)
+        }
+    }
+}

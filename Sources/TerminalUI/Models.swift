@@ -1,0 +1,108 @@
+import DSP
+
+/// One channel as the meter display shows it (values already in dBFS).
+public struct ChannelDisplay: Sendable, Equatable {
+    public var name: String
+    public var peakDBFS: Double
+    public var holdDBFS: Double
+    public var rmsDBFS: Double
+    public var clipCount: UInt64
+    public var isConnected: Bool
+
+    public init(name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,
+                clipCount: UInt64 = 0, isConnected: Bool = true) {
+        self.name = name
+        self.peakDBFS = peakDBFS
+        self.holdDBFS = holdDBFS
+        self.rmsDBFS = rmsDBFS
+        self.clipCount = clipCount
+        self.isConnected = isConnected
+    }
+
+    /// From a published meter reading. UI thread (converts to dB).
+    public init(name: String, reading: MeterReading, isConnected: Bool = true) {
+        self.init(name: name, peakDBFS: reading.peakDBFS, holdDBFS: reading.holdDBFS,
+                  rmsDBFS: reading.rmsDBFS, clipCount: reading.clipCount, isConnected: isConnected)
+    }
+}
+
+/// Session-wide state shown under the meters.
+public struct MeterStatus: Sendable, Equatable {
+    public var elapsedSeconds: Double
+    public var sampleRate: Int
+    public var xruns: UInt64
+    public var framesRecorded: UInt64
+    public var framesDropped: UInt64
+    public var isRecording: Bool
+    public var fileName: String?
+
+    public init(elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
+                framesDropped: UInt64 = 0, isRecording: Bool = false, fileName: String? = nil) {
+        self.elapsedSeconds = elapsedSeconds
+        self.sampleRate = sampleRate
+        self.xruns = xruns
+        self.framesRecorded = framesRecorded
+        self.framesDropped = framesDropped
+        self.isRecording = isRecording
+        self.fileName = fileName
+    }
+}
+
+/// What a finished session reports.
+public struct SessionSummary: Sendable, Equatable {
+    public struct Channel: Sendable, Equatable {
+        public var name: String
+        public var maxPeakDBFS: Double
+        public var meanRMSDBFS: Double
+        public var clipCount: UInt64
+
+        public init(name: String, maxPeakDBFS: Double, meanRMSDBFS: Double, clipCount: UInt64) {
+            self.name = name
+            self.maxPeakDBFS = maxPeakDBFS
+            self.meanRMSDBFS = meanRMSDBFS
+            self.clipCount = clipCount
+        }
+
+        /// From the last meter reading of the session (max peak, Σx²/frames, clips).
+        public init(name: String, reading: MeterReading) {
+            self.init(name: name, maxPeakDBFS: reading.maxPeakDBFS,
+                      meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
+        }
+    }
+
+    /// Frames lost at `startFrame` (file position) and written as silence.
+    public struct Drop: Sendable, Equatable {
+        public var startFrame: UInt64
+        public var length: UInt64
+
+        public init(startFrame: UInt64, length: UInt64) {
+            self.startFrame = startFrame
+            self.length = length
+        }
+    }
+
+    public var durationSeconds: Double
+    public var frames: UInt64
+    public var sampleRate: Int
+    public var channels: [Channel]
+    public var xruns: UInt64
+    public var framesDropped: UInt64
+    public var drops: [Drop]
+    public var filePath: String?
+    /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".
+    public var exitReason: String
+
+    public init(durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],
+                xruns: UInt64 = 0, framesDropped: UInt64 = 0, drops: [Drop] = [],
+                filePath: String? = nil, exitReason: String) {
+        self.durationSeconds = durationSeconds
+        self.frames = frames
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.xruns = xruns
+        self.framesDropped = framesDropped
+        self.drops = drops
+        self.filePath = filePath
+        self.exitReason = exitReason
+    }
+}

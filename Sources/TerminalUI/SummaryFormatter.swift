@@ -1,0 +1,77 @@
+/// The end-of-session report, as text for people and as one JSON line for programs.
+/// Pure; any thread.
+public enum SummaryFormatter {
+    /// Gaps listed one by one in the text; the rest are counted. JSON lists them all.
+    public static let listedDrops = 10
+
+    /// For example:
+    ///
+    ///     Session summary
+    ///       ended:     duration reached
+    ///       file:      take.wav
+    ///       duration:  10.000 s, 480000 frames at 48000 Hz
+    ///       channel  max peak dBFS  mean RMS dBFS     clips
+    ///       in_1             -3.21         -15.40         0
+    ///       xruns:     0
+    ///       dropped:   1024 frames in 1 gap
+    ///         at 1.000 s (frame 48000): 1024 frames (21.3 ms)
+    public static func text(_ s: SessionSummary) -> String {
+        let names = s.channels.map { TextFormat.printable($0.name) }
+        let nameWidth = min(max(names.map(\.count).max() ?? 0, 7), 24)
+        var lines = ["Session summary"]
+        lines.append("  ended:     " + TextFormat.printable(s.exitReason))
+        lines.append("  file:      " + (s.filePath.map(TextFormat.printable) ?? "(none)"))
+        lines.append("  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
+                     + "\(s.frames) frames at \(s.sampleRate) Hz")
+        lines.append("  " + TextFormat.padRight("channel", nameWidth)
+                     + "  max peak dBFS  mean RMS dBFS     clips")
+        for (name, c) in zip(names, s.channels) {
+            lines.append("  " + TextFormat.padRight(name, nameWidth)
+                         + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
+                         + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
+                         + "  " + TextFormat.pad(String(c.clipCount), 8))
+        }
+        lines.append("  xruns:     \(s.xruns)")
+        if s.framesDropped == 0 && s.drops.isEmpty {
+            lines.append("  dropped:   0 frames")
+        } else {
+            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
+            for drop in s.drops.prefix(listedDrops) {
+                lines.append("    at " + TextFormat.fixed(seconds(drop.startFrame, s.sampleRate), decimals: 3) + " s"
+                             + " (frame \(drop.startFrame)): \(drop.length) frames ("
+                             + TextFormat.fixed(1000 * seconds(drop.length, s.sampleRate), decimals: 1) + " ms)")
+            }
+            if s.drops.count > listedDrops { lines.append("    … and \(s.drops.count - listedDrops) more") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One line, e.g.
+    ///
+    ///     {"type":"summary","reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}]}
+    public static func json(_ s: SessionSummary) -> String {
+        let channels = s.channels.map { c in
+            "{\"name\":" + TextFormat.jsonString(c.name)
+                + ",\"max_peak_dbfs\":" + TextFormat.decibels(c.maxPeakDBFS, decimals: 2)
+                + ",\"mean_rms_dbfs\":" + TextFormat.decibels(c.meanRMSDBFS, decimals: 2)
+                + ",\"clips\":\(c.clipCount)}"
+        }
+        let drops = s.drops.map { d in
+            "{\"start_frame\":\(d.startFrame),\"length\":\(d.length)"
+                + ",\"start_s\":" + TextFormat.fixed(seconds(d.startFrame, s.sampleRate), decimals: 3)
+                + ",\"length_ms\":" + TextFormat.fixed(1000 * seconds(d.length, s.sampleRate), decimals: 1) + "}"
+        }
+        return "{\"type\":\"summary\",\"reason\":" + TextFormat.jsonString(s.exitReason)
+            + ",\"file\":" + (s.filePath.map(TextFormat.jsonString) ?? "null")
+            + ",\"duration_s\":" + TextFormat.fixed(s.durationSeconds, decimals: 3)
+            + ",\"frames\":\(s.frames),\"sample_rate\":\(s.sampleRate)"
+            + ",\"channels\":[" + channels.joined(separator: ",") + "]"
+            + ",\"xruns\":\(s.xruns),\"frames_dropped\":\(s.framesDropped)"
+            + ",\"drops\":[" + drops.joined(separator: ",") + "]}"
+    }
+
+    /// Frames as seconds at `sampleRate` (0 when the rate is unknown).
+    static func seconds(_ frames: UInt64, _ sampleRate: Int) -> Double {
+        sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0
+    }
+}

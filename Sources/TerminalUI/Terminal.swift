@@ -1,0 +1,53 @@
+// The one file of TerminalUI that looks at the process: is stdout a terminal, may it have
+// colour. Everything else in the module is a pure function of its arguments.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the output stream can show.
+public struct TerminalInfo: Sendable, Equatable {
+    /// The stream is a terminal (`isatty`).
+    public var isTTY: Bool
+    /// ANSI colour may be used.
+    public var color: Bool
+    /// Columns to render into: `COLUMNS` when set to a positive number, else 80.
+    public var columns: Int
+
+    public init(isTTY: Bool, color: Bool, columns: Int) {
+        self.isTTY = isTTY
+        self.color = color
+        self.columns = columns
+    }
+}
+
+public enum Terminal {
+    /// Colour only on a terminal, never with a non-empty `NO_COLOR` (no-color.org), never when
+    /// `TERM` is unset or `dumb`. Pure; any thread.
+    public static func colorEnabled(isTTY: Bool, environment: [String: String]) -> Bool {
+        guard isTTY else { return false }
+        if let noColor = environment["NO_COLOR"], !noColor.isEmpty { return false }
+        guard let term = environment["TERM"], !term.isEmpty, term != "dumb" else { return false }
+        return true
+    }
+
+    /// `COLUMNS` when it is a positive integer, else 80. Pure; any thread.
+    public static func columns(environment: [String: String]) -> Int {
+        if let text = environment["COLUMNS"], let n = Int(text), n > 0 { return n }
+        return 80
+    }
+
+    /// Looks at `fileDescriptor` (default stdout) and the environment. Any thread but the
+    /// realtime one.
+    public static func detect(fileDescriptor: Int32 = 1) -> TerminalInfo {
+        var environment: [String: String] = [:]
+        for key in ["NO_COLOR", "TERM", "COLUMNS"] {
+            if let value = getenv(key) { environment[key] = String(cString: value) }
+        }
+        let isTTY = isatty(fileDescriptor) == 1
+        return TerminalInfo(isTTY: isTTY,
+                            color: colorEnabled(isTTY: isTTY, environment: environment),
+                            columns: columns(environment: environment))
+    }
+}

@@ -1,0 +1,155 @@
+import SoundFile
+
+/// A usage error: one line for stderr, exit 64.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ message: String) { description = message }
+}
+
+enum Command: String {
+    case meter, record, demo
+}
+
+/// What the user asked for, parsed and checked, before anything is started or created.
+struct Invocation {
+    var command: Command
+    var filePath: String?
+    var clientName = "micmon"
+    var serverName: String?
+    var ports: [String] = []
+    var json = false
+    var durationSeconds: Double?
+    var format: AudioFileFormat?
+    var force = false
+}
+
+/// The result of parsing: run something, or print a text and exit.
+enum ParseOutcome {
+    case run(Invocation)
+    case help(String)
+    case version
+}
+
+/// Parses `micmon COMMAND [options]`. Pure: no I/O, so tests can call it.
+enum ArgumentParser {
+    static func parse(_ arguments: [String]) throws(UsageError) -> ParseOutcome {
+        guard let first = arguments.first else { return .help(Usage.main) }
+        if first == "-h" || first == "--help" || first == "help" { return .help(Usage.main) }
+        if first == "--version" { return .version }
+        guard let command = Command(rawValue: first) else {
+            throw UsageError("unknown command '\(first)' (commands: meter, record, demo; see micmon --help)")
+        }
+        var invocation = Invocation(command: command)
+        var formatName: String?
+        var bitsName: String?
+        var positional: [String] = []
+        var index = 1
+
+        func value(for option: String, inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            index += 1
+            guard index < arguments.count else { throw UsageError("option \(option) needs a value") }
+            return arguments[index]
+        }
+
+        while index < arguments.count {
+            let argument = arguments[index]
+            var option = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                option = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            switch option {
+            case "-h", "--help":
+                return .help(helpText(for: command))
+            case "--version":
+                return .version
+            case "-n", "--name":
+                invocation.clientName = try value(for: option, inline: inline)
+                if invocation.clientName.isEmpty { throw UsageError("--name needs a non-empty client name") }
+            case "-s", "--server":
+                invocation.serverName = try value(for: option, inline: inline)
+            case "-p", "--port":
+                invocation.ports.append(try value(for: option, inline: inline))
+            case "--json":
+                invocation.json = true
+            case "--force":
+                invocation.force = true
+            case "--duration":
+                let text = try value(for: option, inline: inline)
+                guard let seconds = Double(text), seconds.isFinite else {
+                    throw UsageError("--duration needs a number of seconds, not '\(text)'")
+                }
+                guard seconds > 0 else { throw UsageError("--duration must be greater than 0 (got \(text))") }
+                invocation.durationSeconds = seconds
+            case "--format":
+                formatName = try value(for: option, inline: inline)
+            case "--bits":
+                bitsName = try value(for: option, inline: inline)
+            case "--record" where command == .demo:
+                invocation.filePath = try value(for: option, inline: inline)
+            default:
+                if argument.hasPrefix("-") && argument != "-" {
+                    throw UsageError("unknown option '\(argument)' for micmon \(command.rawValue) (see micmon \(command.rawValue) --help)")
+                }
+                positional.append(argument)
+            }
+            index += 1
+        }
+
+        switch command {
+        case .record:
+            guard let path = positional.first else { throw UsageError("record needs a FILE to write (see micmon record --help)") }
+            guard positional.count == 1 else { throw UsageError("record takes one FILE, got: \(positional.joined(separator: " "))") }
+            invocation.filePath = path
+        case .meter, .demo:
+            if let extra = positional.first { throw UsageError("unexpected argument '\(extra)' for micmon \(command.rawValue)") }
+        }
+
+        if let path = invocation.filePath {
+            invocation.format = try chooseFormat(path: path, formatName: formatName, bitsName: bitsName)
+        } else if formatName != nil || bitsName != nil || invocation.force {
+            throw UsageError("--format, --bits and --force apply only when recording")
+        }
+        return .run(invocation)
+    }
+
+    static func helpText(for command: Command) -> String {
+        switch command {
+        case .meter: return Usage.meter
+        case .record: return Usage.record
+        case .demo: return Usage.demo
+        }
+    }
+
+    /// The container from `--format`, else from FILE's extension, else WAV; the encoding from
+    /// `--bits`, else float (24-bit for FLAC, which has no float). Checked with libsndfile.
+    static func chooseFormat(path: String, formatName: String?, bitsName: String?) throws(UsageError) -> AudioFileFormat {
+        let container: ContainerFormat
+        if let formatName {
+            guard let chosen = ContainerFormat(rawValue: formatName.lowercased()) else {
+                throw UsageError("unknown --format '\(formatName)' (wav, w64, rf64, caf, flac)")
+            }
+            container = chosen
+        } else if let dot = path.lastIndex(of: "."), let byExtension = ContainerFormat(rawValue: path[path.index(after: dot)...].lowercased()) {
+            container = byExtension
+        } else {
+            container = .wav
+        }
+        let encoding: SampleEncoding
+        if let bitsName {
+            guard let chosen = SampleEncoding(rawValue: bitsName.lowercased()) else {
+                throw UsageError("unknown --bits '\(bitsName)' (16, 24, 32, float)")
+            }
+            encoding = chosen
+        } else {
+            encoding = container == .flac ? .pcm24 : .float
+        }
+        let format = AudioFileFormat(container: container, encoding: encoding)
+        guard format.isWritable() else {
+            throw UsageError("\(container.rawValue) cannot hold \(encoding == .float ? "float" : "\(encoding.bitDepth)-bit") samples (libsndfile refuses the combination); try --bits 24")
+        }
+        return format
+    }
+}

@@ -1,0 +1,98 @@
+import DSP
+import Engine
+import Glibc
+import Jack
+import SoundFile
+import TerminalUI
+
+/// `micmon meter` and `micmon record`: run a capture session until it is done, showing meters.
+enum CaptureCommand {
+    /// How often the main thread reads the meters (20 Hz).
+    static let uiInterval: Double = 0.05
+
+    static func run(_ invocation: Invocation) -> ExitCode {
+        if let path = invocation.filePath {
+            do { try OutputPath.check(path, force: invocation.force) } catch {
+                Console.error("micmon: \(error.description)")
+                return .usage
+            }
+        }
+        var configuration = CaptureConfiguration()
+        configuration.clientName = invocation.clientName
+        configuration.serverName = invocation.serverName
+        configuration.sourcePorts = invocation.ports
+        configuration.durationSeconds = invocation.durationSeconds
+        if let path = invocation.filePath, let format = invocation.format {
+            configuration.recording = .init(path: path, format: format)
+        }
+        return run(configuration, json: invocation.json)
+    }
+
+    static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {
+        StopSignals.install()
+        let session: CaptureSession
+        do {
+            session = try CaptureSession(configuration)
+        } catch {
+            return report(error, server: configuration.serverName)
+        }
+        for warning in session.warnings { Console.error("micmon: warning: \(warning)") }
+        do {
+            try session.start()
+        } catch {
+            _ = session.stop()
+            return report(error, server: configuration.serverName)
+        }
+
+        let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
+        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
+        var stopReason = "stopped"
+        while true {
+            usleep(UInt32(uiInterval * 1_000_000))
+            output.update(session)
+            if StopSignals.received != 0 { stopReason = StopSignals.received == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"; break }
+            if session.isComplete { stopReason = "duration reached"; break }
+            if session.serverIsGone { stopReason = "the JACK server went away"; break }
+            if session.sampleRateChanged { stopReason = "the server's sample rate changed"; break }
+            if session.fileHasFailed { stopReason = "the file could not be written"; break }
+            if Console.outputIsBroken { stopReason = "output closed"; break }
+        }
+        let summary = session.stop()
+        output.finish(session)
+        output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
+
+        if let error = summary.fileError {
+            Console.error("micmon: \(error.description)")
+            return .fileError
+        }
+        if summary.serverWasLost {
+            Console.error("micmon: the JACK server '\(session.client.serverName)' shut down; the take was finalized")
+            return .serverUnavailable
+        }
+        if summary.sampleRateChanged {
+            Console.error("micmon: the server's sample rate changed; the take was ended (a file cannot change rate)")
+            return .serverUnavailable
+        }
+        if summary.framesDropped > 0 { return .framesDropped }
+        return .ok
+    }
+
+    /// Prints why a session could not start and picks the exit code.
+    static func report(_ error: CaptureError, server: String?) -> ExitCode {
+        switch error {
+        case .jack(.serverUnavailable(let name, _)), .jack(.openFailed(let name, _)):
+            Console.error("micmon: \(error.description)")
+            Console.error("micmon: start a server first (e.g. `jackd -d alsa`, or `jackd -d dummy` without a sound card\(name == "default" ? "" : " and -n \(name)")), or try `micmon demo`")
+            return .serverUnavailable
+        case .jack:
+            Console.error("micmon: \(error.description)")
+            return .serverUnavailable
+        case .unknownPort:
+            Console.error("micmon: \(error.description)")
+            return .usage
+        case .file:
+            Console.error("micmon: \(error.description)")
+            return .fileError
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// micmon's exit codes (sysexits-style), documented in `--help` and the README.
+enum ExitCode: Int32 {
+    /// The session ran and ended as asked (duration reached, SIGINT/SIGTERM), nothing lost.
+    case ok = 0
+    /// Bad command line or bad input: nothing was started or created.
+    case usage = 64
+    /// Internal failure (a bug): please report it.
+    case software = 70
+    /// No JACK server, or the server went away mid-session (the take is finalized).
+    case serverUnavailable = 69
+    /// The output file could not be created or written (the take is finalized up to the fault).
+    case fileError = 74
+    /// The session completed but frames were dropped (listed in the summary; silence in the file).
+    case framesDropped = 75
+}

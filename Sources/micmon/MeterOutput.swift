@@ -1,0 +1,80 @@
+import DSP
+import Engine
+import Glibc
+import TerminalUI
+
+/// Shows a running session: redrawn bars on a terminal (20 Hz), plain lines once a second when
+/// stdout is not a terminal, or one JSON object per update. Main thread.
+final class MeterOutput {
+    enum Mode { case terminal, plain, json }
+
+    let mode: Mode
+    let fileName: String?
+    private let terminal = Terminal.detect()
+    private var linesOnScreen = 0
+    private var lastPlainLine = -1.0
+
+    init(mode: Mode, fileName: String?) {
+        self.mode = mode
+        self.fileName = fileName
+        if mode == .terminal { Console.out("\u{1B}[?25l") }  // hide the cursor while redrawing
+    }
+
+    func update(_ session: CaptureSession) {
+        let (channels, status) = display(session)
+        switch mode {
+        case .terminal:
+            let lines = MeterRenderer.lines(channels: channels, status: status, width: terminal.columns, color: terminal.color)
+            var text = linesOnScreen > 0 ? "\u{1B}[\(linesOnScreen)A" : ""
+            for line in lines { text += "\r\u{1B}[2K" + line + "\n" }
+            linesOnScreen = lines.count
+            Console.out(text)
+        case .plain:
+            if status.elapsedSeconds - lastPlainLine >= 1 {
+                lastPlainLine = status.elapsedSeconds
+                Console.out(MeterRenderer.plainLine(channels: channels, status: status) + "\n")
+            }
+        case .json:
+            Console.out(JSONLines.meter(channels: channels, status: status) + "\n")
+        }
+    }
+
+    /// Restores the terminal. Main thread.
+    func finish(_ session: CaptureSession) {
+        if mode == .terminal { Console.out("\u{1B}[?25h") }
+    }
+
+    func printSummary(_ summary: CaptureSummary, reason: String, path: String?) {
+        let sessionSummary = SessionSummary(
+            durationSeconds: Double(summary.framesTaken) / Double(summary.sampleRate),
+            frames: summary.framesTaken,
+            sampleRate: summary.sampleRate,
+            channels: zip(summary.channelNames, summary.readings).map { name, reading in
+                SessionSummary.Channel(name: name, maxPeakDBFS: reading.maxPeakDBFS,
+                                       meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
+            },
+            xruns: summary.xruns,
+            framesDropped: summary.framesDropped,
+            drops: summary.drops.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) },
+            filePath: path,
+            exitReason: reason)
+        if mode == .json {
+            Console.out(SummaryFormatter.json(sessionSummary) + "\n")
+        } else {
+            Console.out(SummaryFormatter.text(sessionSummary) + "\n")
+        }
+    }
+
+    private func display(_ session: CaptureSession) -> ([ChannelDisplay], MeterStatus) {
+        let readings = session.readings()
+        let channels = zip(session.channelNames, readings).enumerated().map { index, pair in
+            ChannelDisplay(name: pair.0, peakDBFS: pair.1.peakDBFS, holdDBFS: pair.1.holdDBFS, rmsDBFS: pair.1.rmsDBFS,
+                           clipCount: pair.1.clipCount, isConnected: !session.sourcePorts[index].isEmpty)
+        }
+        let frames = session.framesTaken
+        let status = MeterStatus(elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
+                                 xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
+                                 framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
+        return (channels, status)
+    }
+}

@@ -1,0 +1,102 @@
+/// The `--help` texts. Kept here, word for word, so a test can snapshot them.
+enum Usage {
+    static let version = "micmon 0.1.0"
+
+    static let main = """
+    micmon — dual-microphone meter and recorder for JACK
+
+    Usage:
+      micmon meter  [-p PORT]... [--json] [--duration S]
+      micmon record FILE [-p PORT]... [--format F] [--bits B] [--duration S] [--force] [--json]
+      micmon demo   [--record FILE] [--duration S] [--json]
+      micmon --help | --version | COMMAND --help
+
+    Commands:
+      meter    live peak/RMS meters of two inputs, nothing written
+      record   record the inputs to FILE (libsndfile) while metering them
+      demo     start a private JACK server on the dummy backend with a built-in
+               two-mic demo voice, and meter (or --record) it; for machines
+               without a sound card
+
+    \(common)
+    \(exitCodes)
+    """
+
+    static let common = """
+    Common options:
+      -p, --port PORT     source port for the next input (in_1, in_2, ...); repeatable.
+                          Exact names or patterns: system:capture_*, 'player:out_?'.
+                          Default: the first two physical capture ports.
+      -n, --name NAME     JACK client name (default: micmon)
+      -s, --server NAME   JACK server name (default: $JACK_DEFAULT_SERVER or "default")
+          --duration S    stop after S seconds (a take then holds exactly S × rate frames)
+          --json          print one JSON object per meter update instead of bars
+      -h, --help          show help;  --version: show the version
+
+    Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
+    hold, RMS integrated over 300 ms. dBFS: a full-scale sine reads 0.0 peak and
+    -3.01 RMS. Silence reads -160 dBFS. Updates at 20 Hz on a terminal, once a
+    second as plain lines when stdout is not a terminal; colour only on a
+    terminal and never with NO_COLOR. micmon never reads stdin.
+    """
+
+    static let exitCodes = """
+    Exit codes:
+      0   ended as asked, nothing lost
+      64  usage error or bad input (nothing was created)
+      69  no JACK server, or the server went away (the take is finalized)
+      70  internal error
+      74  the file could not be written (finalized up to the fault)
+      75  frames were dropped (the summary lists where; silence fills them)
+    """
+
+    static let meter = """
+    micmon meter — live peak and RMS meters, nothing written
+
+    Usage: micmon meter [-p PORT]... [--json] [--duration S] [-n NAME] [-s SERVER]
+
+    Stops on --duration, SIGINT/SIGTERM, or when the server goes away, and prints
+    a summary (per channel: max peak, mean RMS, clips; xruns).
+
+    \(common)
+    \(exitCodes)
+    """
+
+    static let record = """
+    micmon record — record the inputs to a file while metering them
+
+    Usage: micmon record FILE [-p PORT]... [--format F] [--bits B] [--duration S]
+                              [--force] [--json] [-n NAME] [-s SERVER]
+
+    Record options:
+          --format F      wav | w64 | rf64 | caf | flac. Default: from FILE's
+                          extension, else wav. A wav take becomes RF64 on its own
+                          before it reaches 4 GB.
+          --bits B        16 | 24 | 32 | float (default float; flac: 16 or 24,
+                          default 24). The rate is the server's.
+          --force         overwrite FILE if it exists
+
+    Every frame the server delivers is written. The header is rewritten after
+    every write, so even kill -9 leaves a file that opens. A period that cannot
+    be queued is counted as dropped and written as silence in its place, so the
+    file keeps its timeline; the summary lists each drop and the exit code is 75.
+
+    \(common)
+    \(exitCodes)
+    """
+
+    static let demo = """
+    micmon demo — try micmon without a sound card
+
+    Usage: micmon demo [--record FILE [--format F] [--bits B] [--force]] [--duration S] [--json]
+
+    Starts a private JACK server (dummy backend, 48 kHz, 256 frames, its own
+    server name, so it never touches yours) and a built-in two-mic demo source:
+    a voice-like signal strongest at the primary mic, with noise on both. Then
+    it meters the source, or records it with --record. Everything it started is
+    stopped when it exits. Needs jackd (Debian: jackd2).
+
+    \(common)
+    \(exitCodes)
+    """
+}

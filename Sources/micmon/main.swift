@@ -1,0 +1,21 @@
+import Glibc
+
+// Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
+let arguments = Array(CommandLine.arguments.dropFirst())
+let exitCode: ExitCode
+do {
+    switch try ArgumentParser.parse(arguments) {
+    case .help(let text):
+        Console.out(text + "\n")
+        exitCode = .ok
+    case .version:
+        Console.out(Usage.version + "\n")
+        exitCode = .ok
+    case .run(let invocation):
+        exitCode = invocation.command == .demo ? DemoCommand.run(invocation) : CaptureCommand.run(invocation)
+    }
+} catch {
+    Console.error("micmon: \(error.description)")
+    exitCode = .usage
+}
+exit(exitCode.rawValue)

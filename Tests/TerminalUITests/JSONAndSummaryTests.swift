@@ -1,0 +1,178 @@
+import DSP
+import Foundation
+import Testing
+@testable import TerminalUI
+
+func parse(_ line: String) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+    return try #require(object as? [String: Any])
+}
+
+let summary = SessionSummary(
+    durationSeconds: 10, frames: 480_000, sampleRate: 48000,
+    channels: [.init(name: "in_1", maxPeakDBFS: -3.2149, meanRMSDBFS: -15.4, clipCount: 0),
+               .init(name: "in_2", maxPeakDBFS: 0, meanRMSDBFS: -.infinity, clipCount: 12)],
+    xruns: 1, framesDropped: 1536,
+    drops: [.init(startFrame: 48000, length: 1024), .init(startFrame: 96_000, length: 512)],
+    filePath: "/tmp/take.wav", exitReason: "duration reached")
+
+@Suite struct JSONOutput {
+    @Test func meterKnownOutput() throws {
+        let line = JSONLines.meter(
+            channels: [ChannelDisplay(name: "in_1", peakDBFS: -3.21, holdDBFS: -2.96, rmsDBFS: -12.14)],
+            status: MeterStatus(elapsedSeconds: 1.25, sampleRate: 48000, framesRecorded: 48000))
+        #expect(line == #"{"type":"meter","time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#)
+        let object = try parse(line)
+        #expect(object["type"] as? String == "meter")
+        #expect(object["time"] as? Double == 1.25)
+        #expect(object["file"] is NSNull)
+        let channel = try #require((object["channels"] as? [[String: Any]])?.first)
+        #expect(channel["rms_dbfs"] as? Double == -12.1)
+        #expect(channel["connected"] as? Bool == true)
+    }
+
+    @Test func nonFiniteLevelsStayFiniteAndParse() throws {
+        let line = JSONLines.meter(channels: three, status: recording)
+        #expect(!line.contains("nan") && !line.contains("inf") && !line.contains("\n"))
+        let object = try parse(line)
+        let channels = try #require(object["channels"] as? [[String: Any]])
+        #expect(channels.count == 3)
+        #expect(channels[2]["peak_dbfs"] as? Double == -160)
+        #expect(channels[2]["connected"] as? Bool == false)
+        #expect(object["file"] as? String == "take.wav")
+        let odd = ChannelDisplay(name: "x", peakDBFS: .nan, holdDBFS: -.infinity, rmsDBFS: .infinity)
+        let parsed = try parse(JSONLines.meter(channels: [odd], status: metering))
+        let c = try #require((parsed["channels"] as? [[String: Any]])?.first)
+        #expect(c["peak_dbfs"] as? Double == -160 && c["hold_dbfs"] as? Double == -160)
+        #expect((c["rms_dbfs"] as? Double).map { $0.isFinite } == true)
+    }
+
+    @Test(arguments: ["plain", "quote\"back\\slash", "line\nbreak\ttab\r\u{8}\u{C}", "ctl\u{0}\u{1}\u{1F}\u{7F}",
+                      "ünïcødé 🎤 日本", "sep\u{2028}\u{2029}", "/slash"])
+    func stringsRoundTrip(name: String) throws {
+        let status = MeterStatus(elapsedSeconds: 0, sampleRate: 48000, isRecording: true, fileName: name)
+        let line = JSONLines.meter(channels: [ChannelDisplay(name: name, peakDBFS: 0, holdDBFS: 0, rmsDBFS: 0)],
+                                   status: status)
+        #expect(!line.unicodeScalars.contains { $0.value < 0x20 })
+        let object = try parse(line)
+        #expect(object["file"] as? String == name)
+        #expect((object["channels"] as? [[String: Any]])?.first?["name"] as? String == name)
+    }
+
+    @Test func escapes() {
+        #expect(TextFormat.jsonString("a\"b\\c") == #""a\"b\\c""#)
+        #expect(TextFormat.jsonString("\n\r\t\u{8}\u{C}") == #""\n\r\t\b\f""#)
+        #expect(TextFormat.jsonString("\u{0}\u{1F}\u{2028}") == #""\u0000\u001f\u2028""#)
+        #expect(TextFormat.jsonString("é/") == "\"é/\"")
+    }
+}
+
+@Suite struct NumberFormatting {
+    @Test func fixedDecimals() {
+        #expect(TextFormat.fixed(1.25, decimals: 3) == "1.250")
+        #expect(TextFormat.fixed(-3.21, decimals: 1) == "-3.2")
+        #expect(TextFormat.fixed(-2.96, decimals: 1) == "-3.0")
+        #expect(TextFormat.fixed(-0.04, decimals: 1) == "0.0")
+        #expect(TextFormat.fixed(-0.0, decimals: 2) == "0.00")
+        #expect(TextFormat.fixed(0.05, decimals: 0) == "0")
+        #expect(TextFormat.fixed(2.5, decimals: 0) == "3")
+        #expect(TextFormat.fixed(-160, decimals: 1) == "-160.0")
+        #expect(TextFormat.fixed(0.001, decimals: 3) == "0.001")
+        #expect(TextFormat.fixed(12345.6789, decimals: 2) == "12345.68")
+        #expect(TextFormat.fixed(.nan, decimals: 1) == "0.0")
+        #expect(TextFormat.fixed(.infinity, decimals: 3) == "1000000000000000.000")
+        #expect(TextFormat.decibels(-.infinity, decimals: 1) == "-160.0")
+        #expect(TextFormat.decibels(-3000, decimals: 2) == "-160.00")
+    }
+
+    @Test func clock() {
+        #expect(TextFormat.clock(0) == "00:00.0")
+        #expect(TextFormat.clock(1.25) == "00:01.2")
+        #expect(TextFormat.clock(59.99) == "00:59.9")
+        #expect(TextFormat.clock(72.35) == "01:12.3")
+        #expect(TextFormat.clock(3600) == "60:00.0")
+        #expect(TextFormat.clock(6000.5) == "100:00.5")
+        #expect(TextFormat.clock(-1) == "00:00.0")
+        #expect(TextFormat.clock(.nan) == "00:00.0")
+    }
+
+    @Test func padding() {
+        #expect(TextFormat.padRight("system:capture_1", 8) == "system:…")
+        #expect(TextFormat.padRight("in", 4) == "in  ")
+        #expect(TextFormat.pad("7", 3) == "  7")
+        #expect(TextFormat.printable("a\u{1B}b\u{9B}c\u{7F}é") == "a?b?c?é")
+    }
+}
+
+@Suite struct Summary {
+    @Test func textKnownOutput() {
+        #expect(SummaryFormatter.text(summary) == """
+            Session summary
+              ended:     duration reached
+              file:      /tmp/take.wav
+              duration:  10.000 s, 480000 frames at 48000 Hz
+              channel  max peak dBFS  mean RMS dBFS     clips
+              in_1             -3.21         -15.40         0
+              in_2              0.00        -160.00        12
+              xruns:     1
+              dropped:   1536 frames in 2 gaps
+                at 1.000 s (frame 48000): 1024 frames (21.3 ms)
+                at 2.000 s (frame 96000): 512 frames (10.7 ms)
+            """)
+    }
+
+    @Test func textWithoutFileOrDrops() {
+        let clean = SessionSummary(durationSeconds: 2.5, frames: 110_250, sampleRate: 44100,
+                                   channels: [.init(name: "a", maxPeakDBFS: -6, meanRMSDBFS: -20, clipCount: 0)],
+                                   exitReason: "interrupted")
+        #expect(SummaryFormatter.text(clean) == """
+            Session summary
+              ended:     interrupted
+              file:      (none)
+              duration:  2.500 s, 110250 frames at 44100 Hz
+              channel  max peak dBFS  mean RMS dBFS     clips
+              a                -6.00         -20.00         0
+              xruns:     0
+              dropped:   0 frames
+            """)
+    }
+
+    @Test func manyDropsAreCountedInText() {
+        var many = summary
+        many.drops = (0..<25).map { .init(startFrame: UInt64($0) * 4800, length: 256) }
+        many.framesDropped = 25 * 256
+        let lines = SummaryFormatter.text(many).split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("    at ") }.count == SummaryFormatter.listedDrops)
+        #expect(lines.last == "    … and 15 more")
+        let json = SummaryFormatter.json(many)
+        #expect(json.components(separatedBy: "start_frame").count == 26)
+    }
+
+    @Test func jsonKnownOutput() throws {
+        let line = SummaryFormatter.json(summary)
+        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}]}"#)
+        let object = try parse(line)
+        #expect(object["frames_dropped"] as? Int == 1536)
+        let drops = try #require(object["drops"] as? [[String: Any]])
+        #expect(drops[1]["start_s"] as? Double == 2)
+    }
+
+    @Test func unknownRateAndOddTextStillParse() throws {
+        var odd = summary
+        odd.sampleRate = 0
+        odd.filePath = nil
+        odd.exitReason = "server \"gone\"\n"
+        let object = try parse(SummaryFormatter.json(odd))
+        #expect(object["reason"] as? String == "server \"gone\"\n")
+        #expect(object["file"] is NSNull)
+        #expect((object["drops"] as? [[String: Any]])?.first?["start_s"] as? Double == 0)
+        #expect(!SummaryFormatter.text(odd).contains("\n\n"))  // the newline in the reason is made printable
+    }
+
+    @Test func channelFromReading() {
+        let reading = MeterReading(peak: 0, hold: 0, meanSquare: 0, maxPeak: 0.5, clipCount: 1,
+                                   sumOfSquares: 48000 * 0.25, frameCount: 48000)
+        let c = SessionSummary.Channel(name: "in_1", reading: reading)
+        #expect(abs(c.maxPeakDBFS - -6.0206) < 1e-4 && abs(c.meanRMSDBFS - -6.0206) < 1e-4 && c.clipCount == 1)
+    }
+}
