@@ -33,7 +33,7 @@ let package = Package(
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime"]),
-        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Jack", "SoundFile"]),
+        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile"], exclude: ["Snapshots"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,11 @@ public struct CaptureCounters: ~Copyable {
     /// Set by the main thread once the sources are connected: the take starts at the next cycle,
     /// so it never begins with the silence of not-yet-connected inputs.
     public let isArmed = Atomic<Bool>(false)
+    /// Set by the main thread to end the take: the realtime side stops taking frames.
+    public let stopRequested = Atomic<Bool>(false)
+    /// Set by the realtime thread on the first cycle that saw `stopRequested`: nothing more
+    /// will be queued after it.
+    public let hasStopped = Atomic<Bool>(false)
     /// Frames that did not fit the ring and will be silence in the file.
     public let framesDropped = Atomic<UInt64>(0)
     /// Process cycles run.

@@ -36,6 +36,10 @@ struct CaptureKernel {
     mutating func process(frameCount: Int) {
         let counters = self.counters
         counters.pointee.cycles.add(1, ordering: .relaxed)
+        if counters.pointee.stopRequested.load(ordering: .acquiring) {
+            counters.pointee.hasStopped.store(true, ordering: .releasing)
+            return
+        }
         // The cycle that first sees the flag may have started before the connections were made;
         // the take begins with the one after it.
         if !isTaking {

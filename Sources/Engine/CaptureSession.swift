@@ -1,4 +1,5 @@
 import DSP
+import Glibc
 import Jack
 import Realtime
 import SoundFile
@@ -186,7 +187,7 @@ public final class CaptureSession {
 
     deinit {
         if isStarted && summary == nil { _ = stop() }
-        client.close()
+        close()
         kernel.deinitialize(count: 1)
         kernel.deallocate()
         // The first input buffer may still be the placeholder; it is one float, leaked never.
@@ -227,21 +228,43 @@ public final class CaptureSession {
     public var sampleRateChanged: Bool { counters.pointee.sampleRateChanged.load(ordering: .acquiring) }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
 
-    /// Stops the realtime side, lets the writer drain and finalize the file, and sums up.
-    /// Safe to call twice. Main thread.
+    /// Ends the take: the realtime side stops queueing, the writer drains and finalizes the
+    /// file, and the counters are summed up. The client stays open until `close()`, so a JACK
+    /// server that is slow to let go never holds up the file. Safe to call twice. Main thread.
     public func stop() -> CaptureSummary {
         if let summary { return summary }
         let serverLost = serverIsGone
-        if !serverLost { client.deactivate() }
+        counters.pointee.stopRequested.store(true, ordering: .releasing)
+        if isStarted && !serverLost && !waitForRealtimeStop(timeout: 1.0) {
+            // No cycle ran to see the request (a stalled server): stop the callbacks outright.
+            client.deactivate()
+        }
         let written = writer?.finish()
         let final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, drops: written?.drops ?? [], xruns: xruns,
-            readings: readings(), fileError: written?.failure, serverWasLost: serverLost,
+            readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged)
-        client.close()
         summary = final
         return final
+    }
+
+    /// Deactivates and closes the JACK client (after `stop()`). Main thread.
+    public func close() {
+        if !serverIsGone { client.deactivate() }
+        client.close()
+    }
+
+    /// Waits until the realtime thread confirms it stopped taking frames, or the server is gone.
+    private func waitForRealtimeStop(timeout: Double) -> Bool {
+        var waited = 0.0
+        while waited < timeout {
+            if counters.pointee.hasStopped.load(ordering: .acquiring) { return true }
+            if serverIsGone { return false }
+            usleep(2_000)
+            waited += 0.002
+        }
+        return false
     }
 }

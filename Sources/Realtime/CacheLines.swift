@@ -46,6 +46,7 @@ internal struct CacheLines {
 
     /// Frees the block. The owner's deinit, after every `Atomic` on it was deinitialized.
     func deallocate() {
+        // SAFETY: called once, by the owner's deinit, when nothing can reach the lines any more.
         base.deallocate()
     }
 }

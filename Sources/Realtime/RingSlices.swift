@@ -5,9 +5,10 @@
 /// consumer may be reading these slots.
 @frozen
 public struct RingWriteSlices<Element: BitwiseCopyable> {
-    /// The slots from the write position up to the end of the storage (or fewer).
+    /// The slots from the write position up to the end of the storage (or fewer). Producer thread.
     public let first: UnsafeMutableBufferPointer<Element>
     /// The slots continuing at the start of the storage; empty if the run does not wrap.
+    /// Producer thread.
     public let second: UnsafeMutableBufferPointer<Element>
 
     @inlinable
@@ -62,8 +63,10 @@ public struct RingWriteSlices<Element: BitwiseCopyable> {
 @frozen
 public struct RingReadSlices<Element: BitwiseCopyable> {
     /// The oldest elements, from the read position up to the end of the storage (or fewer).
+    /// Consumer thread.
     public let first: UnsafeBufferPointer<Element>
     /// The elements continuing at the start of the storage; empty if the run does not wrap.
+    /// Consumer thread.
     public let second: UnsafeBufferPointer<Element>
 
     @inlinable

@@ -23,6 +23,7 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 
     @usableFromInline let storage: UnsafeMutablePointer<Element>
     @usableFromInline let positions: RingPositions
+    let lines: CacheLines
 
     /// Allocates a ring of `capacity` elements (any value > 0). The slots start uninitialized;
     /// only slots the producer wrote are ever handed to the consumer. Before sharing.
@@ -32,12 +33,16 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         precondition(capacity <= Int.max / 4, "SPSCRing capacity too large")
         self.capacity = capacity
         storage = .allocate(capacity: capacity)
-        positions = RingPositions()
+        lines = CacheLines(count: 4)
+        positions = RingPositions(lines: lines)
     }
 
     deinit {
+        // SAFETY: no Producer or Consumer may be used once the ring is gone (documented above).
+        positions.head.deinitialize(count: 1)
+        positions.tail.deinitialize(count: 1)
         storage.deallocate()
-        positions.deallocate()
+        lines.deallocate()
     }
 
     /// The writing end. Hand it to exactly one thread (the producer, e.g. the JACK realtime
@@ -55,35 +60,28 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 }
 
-/// Where the ring's shared and per-side state lives: four cache lines, one per writer.
+/// Where the ring's positions live: four cache lines (see `CacheLines`), each stored to by
+/// one side only.
 ///
-/// | line | holds            | stored by | loaded by                     |
-/// |------|------------------|-----------|-------------------------------|
-/// | 0    | `head` (atomic)  | consumer  | consumer, producer (acquiring) |
-/// | 1    | `tail` (atomic)  | producer  | producer, consumer (acquiring) |
-/// | 2    | producer's cached `head` | producer | producer only          |
-/// | 3    | consumer's cached `tail` | consumer | consumer only          |
+/// | line | holds                    | stored by | loaded by                      |
+/// |------|--------------------------|-----------|--------------------------------|
+/// | 0    | `head` (atomic)          | consumer  | consumer, producer (acquiring) |
+/// | 1    | `tail` (atomic)          | producer  | producer, consumer (acquiring) |
+/// | 2    | producer's cached `head` | producer  | producer only                  |
+/// | 3    | consumer's cached `tail` | consumer  | consumer only                  |
 @usableFromInline
 internal struct RingPositions {
     @usableFromInline let head: UnsafeMutablePointer<Atomic<Int>>
     @usableFromInline let tail: UnsafeMutablePointer<Atomic<Int>>
     @usableFromInline let producerCachedHead: UnsafeMutablePointer<Int>
     @usableFromInline let consumerCachedTail: UnsafeMutablePointer<Int>
-    let lines: CacheLines
 
-    init() {
-        lines = CacheLines(count: 4)
+    /// Places the four values on the four lines of `lines`. Before sharing.
+    init(lines: CacheLines) {
         head = lines.makeAtomic(onLine: 0, value: 0)
         tail = lines.makeAtomic(onLine: 1, value: 0)
         producerCachedHead = lines.makeInt(onLine: 2, value: 0)
         consumerCachedTail = lines.makeInt(onLine: 3, value: 0)
-    }
-
-    func deallocate() {
-        // SAFETY: called once from the ring's deinit; no Producer/Consumer may be used after it.
-        head.deinitialize(count: 1)
-        tail.deinitialize(count: 1)
-        lines.deallocate()
     }
 
     /// How many elements lie between `head` and `tail` (both in `0 ..< 2·capacity`);

@@ -30,6 +30,8 @@ public final class SoundFileReader {
     /// The container, if it is one micmon writes.
     public var container: ContainerFormat? {
         let major = formatCode & Int32(SF_FORMAT_TYPEMASK)
+        // A WAV written through RF64 auto-downgrade is WAVE_FORMAT_EXTENSIBLE.
+        if major == Int32(SF_FORMAT_WAVEX) { return .wav }
         return ContainerFormat.allCases.first { $0.majorFormat == major }
     }
 
@@ -51,19 +53,24 @@ public final class SoundFileReader {
         return Int(sf_readf_int(file, base, Int64(buffer.count / channelCount)))
     }
 
-    /// Reads the whole file as interleaved floats (for tests and offline tools).
-    public func readAllFloats() -> [Float] {
-        var samples = [Float](repeating: 0, count: Int(frameCount) * channelCount)
-        let frames = samples.withUnsafeMutableBufferPointer { read(into: $0) }
-        samples.removeLast(samples.count - frames * channelCount)
-        return samples
-    }
+    /// Reads the rest of the file as interleaved floats (for tests and offline tools). Reads
+    /// until libsndfile stops, so it also works when the header does not know the length (a
+    /// FLAC stream cut short reports `SF_COUNT_MAX` frames).
+    public func readAllFloats() -> [Float] { readAll(Float.self) { self.read(into: $0) } }
 
-    /// Reads the whole file as interleaved left-aligned integers.
-    public func readAllInts() -> [Int32] {
-        var samples = [Int32](repeating: 0, count: Int(frameCount) * channelCount)
-        let frames = samples.withUnsafeMutableBufferPointer { read(into: $0) }
-        samples.removeLast(samples.count - frames * channelCount)
+    /// Reads the rest of the file as interleaved left-aligned integers.
+    public func readAllInts() -> [Int32] { readAll(Int32.self) { self.read(into: $0) } }
+
+    private func readAll<Sample: BitwiseCopyable>(_: Sample.Type, _ readChunk: (UnsafeMutableBufferPointer<Sample>) -> Int) -> [Sample] {
+        let chunkFrames = 65536
+        var samples: [Sample] = []
+        let chunk = UnsafeMutableBufferPointer<Sample>.allocate(capacity: chunkFrames * channelCount)
+        defer { chunk.deallocate() }
+        while true {
+            let frames = readChunk(chunk)
+            if frames <= 0 { break }
+            samples.append(contentsOf: chunk[0 ..< frames * channelCount])
+        }
         return samples
     }
 

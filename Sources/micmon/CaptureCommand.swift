@@ -29,7 +29,6 @@ enum CaptureCommand {
     }
 
     static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {
-        StopSignals.install()
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
@@ -41,6 +40,7 @@ enum CaptureCommand {
             try session.start()
         } catch {
             _ = session.stop()
+            session.close()
             return report(error, server: configuration.serverName)
         }
 
@@ -48,7 +48,7 @@ enum CaptureCommand {
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
         var stopReason = "stopped"
         while true {
-            usleep(UInt32(uiInterval * 1_000_000))
+            StopSignals.sleep(seconds: uiInterval)
             output.update(session)
             if StopSignals.received != 0 { stopReason = StopSignals.received == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"; break }
             if session.isComplete { stopReason = "duration reached"; break }
@@ -60,20 +60,29 @@ enum CaptureCommand {
         let summary = session.stop()
         output.finish(session)
         output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
+        let code = exitCode(for: summary, server: session.client.serverName)
+        Watchdog.run(within: 10, exitCode: code, what: "closing the JACK client") { session.close() }
+        return code
+    }
 
+    /// The documented exit code for how the session ended; prints the reason for a failure.
+    static func exitCode(for summary: CaptureSummary, server: String) -> ExitCode {
         if let error = summary.fileError {
             Console.error("micmon: \(error.description)")
             return .fileError
         }
         if summary.serverWasLost {
-            Console.error("micmon: the JACK server '\(session.client.serverName)' shut down; the take was finalized")
+            Console.error("micmon: the JACK server '\(server)' shut down; the take was finalized")
             return .serverUnavailable
         }
         if summary.sampleRateChanged {
             Console.error("micmon: the server's sample rate changed; the take was ended (a file cannot change rate)")
             return .serverUnavailable
         }
-        if summary.framesDropped > 0 { return .framesDropped }
+        if summary.framesDropped > 0 {
+            Console.error("micmon: \(summary.framesDropped) frames were dropped (silence in their place; see the summary)")
+            return .framesDropped
+        }
         return .ok
     }
 

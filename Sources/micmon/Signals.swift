@@ -1,24 +1,35 @@
 import Glibc
-import Synchronization
 
-/// The signal that asked micmon to stop (SIGINT/SIGTERM), or 0. Set by the handler, read by
-/// the main loop. Initialised by `StopSignals.install()` before any handler can run.
-let stopSignal = Atomic<Int32>(0)
-
-/// The handler: one atomic store, which is async-signal-safe.
-nonisolated func recordStopSignal(_ signal: Int32) {
-    stopSignal.store(signal, ordering: .relaxed)
-}
-
+/// SIGINT and SIGTERM, taken synchronously by the main thread. They are blocked before any
+/// other thread exists (JACK's and the writer's threads inherit the mask), so no signal ever
+/// interrupts a JACK thread mid-call, and no handler runs at all: the main loop's sleep is a
+/// `sigtimedwait` that returns early when one arrives.
 enum StopSignals {
-    /// Routes SIGINT and SIGTERM to `stopSignal`, and ignores SIGPIPE (a closed pipe shows up
-    /// as a write error instead). Main thread, once.
+    /// The signal that asked micmon to stop, or 0. Main thread only.
+    nonisolated(unsafe) private(set) static var received: Int32 = 0
+
+    private static var stopSet: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
+    }
+
+    /// Blocks SIGINT/SIGTERM for this thread and all threads it starts, and ignores SIGPIPE (a
+    /// closed pipe shows up as a write error instead). Main thread, before any other thread.
     static func install() {
-        _ = stopSignal.load(ordering: .relaxed)
-        signal(SIGINT, recordStopSignal)
-        signal(SIGTERM, recordStopSignal)
+        var set = stopSet
+        pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
     }
 
-    static var received: Int32 { stopSignal.load(ordering: .relaxed) }
+    /// Sleeps up to `seconds`, or until SIGINT/SIGTERM arrives (then `received` is set).
+    /// Main thread.
+    static func sleep(seconds: Double) {
+        var set = stopSet
+        var timeout = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+        let signal = sigtimedwait(&set, nil, &timeout)
+        if signal > 0 && received == 0 { received = signal }
+    }
 }

@@ -1,6 +1,7 @@
 import Glibc
 
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
+StopSignals.install()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let exitCode: ExitCode
 do {

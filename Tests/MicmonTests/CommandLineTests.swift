@@ -37,8 +37,8 @@ struct CommandLineTests {
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: existing))
         let before = try FileManager.default.contentsOfDirectory(atPath: scratch).sorted()
         // No server under this name: if micmon got as far as JACK, the exit code would be 69.
-        let arguments = input.arguments.map { $0.replacingOccurrences(of: "SCRATCH", with: scratch) }
-            + ["-s", "micmon-no-such-server"]
+        var arguments = input.arguments.map { $0.replacingOccurrences(of: "SCRATCH", with: scratch) }
+        arguments.insert(contentsOf: ["-s", "micmon-no-such-server"], at: min(1, arguments.count))
         let result = try MicmonProcess.run(arguments, timeout: 20)
         #expect(result.exitCode == 64)
         let lines = result.stderr.split(separator: "\n")

@@ -15,7 +15,7 @@ struct RingStress {
 
     @Test("a running sequence number arrives complete and in order", arguments: [1, 7, 1021])
     func sequenceArrivesInOrder(capacity: Int) async {
-        let total = capacity == 1 ? 200_000 : 3_000_000
+        let total = capacity == 1 ? 200_000 : 2_000_000
         let ring = SPSCRing<UInt64>(capacity: capacity)
         let outcome = Outcome()
         let producer = ring.producer

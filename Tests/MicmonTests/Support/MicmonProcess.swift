@@ -18,8 +18,8 @@ final class MicmonProcess: @unchecked Sendable {
         let folder = TestEnvironment.scratchFolder("process")
         stdoutPath = folder + "/stdout"
         stderrPath = folder + "/stderr"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: TestEnvironment.micmonPath)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment

@@ -13,20 +13,27 @@ enum TakeCheck {
     }
 
     /// What libsndfile stores for `x` at this encoding, read back with `sf_readf_int`
-    /// (left-aligned): round to nearest (ties to even), scale 2^(bits−1), clip.
-    static func expectedInt(_ x: Float, encoding: SampleEncoding) -> Int32 {
-        let bits = encoding == .pcm16 ? 16 : (encoding == .pcm24 ? 24 : 32)
-        let scale = Float(sign: .plus, exponent: bits - 1, significand: 1)
-        let scaled = Double((x * scale).rounded(.toNearestOrEven))
-        let maxValue = Double((Int64(1) << (bits - 1)) - 1)
-        let clipped = Int64(min(max(scaled, -maxValue - 1), maxValue))
-        return Int32(truncatingIfNeeded: clipped << (32 - bits))
+    /// (left-aligned). With clipping on, its PCM writers scale by 2³¹, round to nearest, clip,
+    /// and keep the top `bits` bits (an arithmetic shift, so 16- and 24-bit values are floored);
+    /// its FLAC writer scales by 2^(bits−1) and rounds to nearest.
+    static func expectedInt(_ x: Float, encoding: SampleEncoding, container: ContainerFormat) -> Int32 {
+        let dropped = 32 - encoding.bitDepth
+        if container == .flac {
+            let scale = Double(Int64(1) << (encoding.bitDepth - 1))
+            let rounded = (Double(x) * scale).rounded(.toNearestOrEven)
+            let clipped = Int32(min(max(rounded, -scale), scale - 1))
+            return clipped << dropped
+        }
+        let scaled = (Double(x) * 2_147_483_648).rounded(.toNearestOrEven)
+        let full = Int32(min(max(scaled, -2_147_483_648), 2_147_483_647))
+        return (full >> dropped) << dropped
     }
 
     static func verify(path: String) throws -> Outcome {
         let reader = try SoundFileReader(path: path)
         precondition(reader.channelCount == TestSignal.channelCount, "take has \(reader.channelCount) channels")
         let encoding = reader.encoding ?? .float
+        let container = reader.container ?? .wav
         let frames: Int
         let rampLowBits: UInt64        // channel 1 of frame 0 gives the source frame's low 16 bits
         let matches: (Int, UInt64) -> Bool   // (take frame, source frame)
@@ -43,8 +50,8 @@ enum TakeCheck {
             // The ramp is on the 16-bit grid, so its top 16 bits are exact at every PCM depth.
             rampLowBits = frames > 0 ? UInt64(Int(samples[0] >> 16) + 32768) : 0
             matches = { i, n in
-                samples[2 * i] == expectedInt(TestSignal.value(channel: 0, frame: n), encoding: encoding)
-                    && samples[2 * i + 1] == expectedInt(TestSignal.value(channel: 1, frame: n), encoding: encoding)
+                samples[2 * i] == expectedInt(TestSignal.value(channel: 0, frame: n), encoding: encoding, container: container)
+                    && samples[2 * i + 1] == expectedInt(TestSignal.value(channel: 1, frame: n), encoding: encoding, container: container)
             }
         }
         guard frames > 0 else { return Outcome(frameCount: 0, firstSourceFrame: nil, mismatchedFrames: 0, firstMismatch: nil) }

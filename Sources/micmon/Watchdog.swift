@@ -1,0 +1,23 @@
+import Foundation
+import Synchronization
+
+/// Bounds a step that depends on the JACK server (closing the client): if it has not finished
+/// within `seconds`, micmon says so and exits with the code it already decided on. The file is
+/// finalized before this is used, so nothing is lost by leaving early.
+final class Watchdog: Sendable {
+    private let isDone = Atomic<Bool>(false)
+
+    static func run(within seconds: Double, exitCode: ExitCode, what: String, _ step: () -> Void) {
+        let watchdog = Watchdog()
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            if !watchdog.isDone.load(ordering: .acquiring) {
+                Console.error("micmon: warning: \(what) took longer than \(Int(seconds)) s; exiting anyway")
+                _exit(exitCode.rawValue)
+            }
+        }
+        thread.start()
+        step()
+        watchdog.isDone.store(true, ordering: .releasing)
+    }
+}
