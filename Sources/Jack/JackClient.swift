@@ -43,6 +43,7 @@ public final class JackClient: @unchecked Sendable {
 
     /// Opens a client. Never starts a server (`JackNoStartServer`). Main thread.
     public init(name: String, serverName: String? = nil) throws(JackError) {
+        _ = libraryMessagesRouted
         var status = jack_status_t(0)
         let options = jack_options_t(JackNoStartServer.rawValue)
         let client = micmon_jack_client_open(name, options, &status, serverName)
@@ -176,3 +177,16 @@ public final class JackClient: @unchecked Sendable {
         return names
     }
 }
+
+/// libjack prints its own diagnostics ("Cannot connect to server socket ...") on stderr, which
+/// would bury micmon's one-line errors; the typed `JackError` says what matters. Set
+/// `MICMON_JACK_VERBOSE=1` to see them.
+private let libraryMessagesRouted: Void = {
+    if getenv("MICMON_JACK_VERBOSE") == nil {
+        jack_set_error_function(ignoreJackMessage)
+        jack_set_info_function(ignoreJackMessage)
+    }
+}()
+
+/// A libjack message sink that drops the message. Any thread, the realtime one included.
+private func ignoreJackMessage(_ message: UnsafePointer<CChar>?) {}

@@ -12,7 +12,8 @@ public struct TerminalInfo: Sendable, Equatable {
     public var isTTY: Bool
     /// ANSI colour may be used.
     public var color: Bool
-    /// Columns to render into: `COLUMNS` when set to a positive number, else 80.
+    /// Columns to render into: `COLUMNS` when set to a positive number, else the terminal's
+    /// width, else 80.
     public var columns: Int
 
     public init(isTTY: Bool, color: Bool, columns: Int) {
@@ -46,8 +47,17 @@ public enum Terminal {
             if let value = getenv(key) { environment[key] = String(cString: value) }
         }
         let isTTY = isatty(fileDescriptor) == 1
+        let width = environment["COLUMNS"] == nil ? windowColumns(fileDescriptor: fileDescriptor) : nil
         return TerminalInfo(isTTY: isTTY,
                             color: colorEnabled(isTTY: isTTY, environment: environment),
-                            columns: columns(environment: environment))
+                            columns: width ?? columns(environment: environment))
+    }
+
+    /// The terminal's width in columns (TIOCGWINSZ), or nil when it is not a terminal or does
+    /// not say. Cheap enough to ask on every redraw, so a resized window is followed.
+    public static func windowColumns(fileDescriptor: Int32 = 1) -> Int? {
+        var size = winsize()
+        guard ioctl(fileDescriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
     }
 }

@@ -24,7 +24,7 @@ final class MeterOutput {
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
-            let lines = MeterRenderer.lines(channels: channels, status: status, width: terminal.columns, color: terminal.color)
+            let lines = MeterRenderer.lines(channels: channels, status: status, width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
             var text = linesOnScreen > 0 ? "\u{1B}[\(linesOnScreen)A" : ""
             for line in lines { text += "\r\u{1B}[2K" + line + "\n" }
             linesOnScreen = lines.count
