@@ -26,14 +26,14 @@ let package = Package(
 
         .executableTarget(
             name: "MicmonBench",
-            dependencies: ["Realtime", "DSP", "Jack", "CJack"],
+            dependencies: ["Realtime", "DSP", "Jack", "CJack", "SoundFile", "Engine"],
             path: "Benchmarks/MicmonBench"),
 
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime"]),
-        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile"], exclude: ["Snapshots"]),
+        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP"], exclude: ["Snapshots"]),
     ],
     swiftLanguageModes: [.v6]
 )

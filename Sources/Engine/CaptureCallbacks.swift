@@ -19,8 +19,17 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         channel += 1
     }
     kernel.pointee.process(frameCount: Int(frameCount))
+    if kernel.pointee.plantsAllocation { plantedAllocation() }
     RealtimeHooks.exit()
     return 0
+}
+
+/// The deliberate realtime violation behind `CaptureKernel.plantsAllocation`: a heap allocation
+/// inside the process callback, which RealtimeSanitizer must report. Test-only.
+@inline(never)
+nonisolated func plantedAllocation() {
+    let block = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
+    block.deallocate()
 }
 
 /// Xrun notification: counts it. JACK's notification thread.

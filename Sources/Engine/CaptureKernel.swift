@@ -22,6 +22,9 @@ struct CaptureKernel {
     let counters: UnsafeMutablePointer<CaptureCounters>
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
+    /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
+    /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
+    var plantsAllocation = false
 
     /// Whether the take has begun (see `CaptureCounters.isArmed`). Realtime thread only.
     var isTaking = false

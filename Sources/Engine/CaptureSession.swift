@@ -171,6 +171,7 @@ public final class CaptureSession {
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
             counters: counters, frameLimit: max(frameLimit, 1)))
+        kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
         do {

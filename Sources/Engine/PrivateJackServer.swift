@@ -25,7 +25,7 @@ public final class PrivateJackServer: @unchecked Sendable {
 
     /// Starts `jackd -n NAME -S -d dummy` and waits until a client can connect (up to `timeout` s).
     public init(name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
-                captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 10) throws {
+                captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20) throws {
         guard let jackd = PrivateJackServer.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
@@ -51,8 +51,9 @@ public final class PrivateJackServer: @unchecked Sendable {
             usleep(50_000)
         }
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        let state = process.isRunning ? "did not answer within \(Int(timeout)) s" : "exited with status \(process.terminationStatus)"
         stop()
-        throw Failure.didNotStart(name: name, log: text.split(separator: "\n").suffix(3).joined(separator: " / "))
+        throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
     }
 
     public var isRunning: Bool { process.isRunning }

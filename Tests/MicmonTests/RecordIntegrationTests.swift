@@ -7,7 +7,7 @@ import Testing
 
 /// `micmon record` against a real JACK server, fed by `TestSignalSource`; every take is checked
 /// sample for sample.
-@Suite("Recording against a real JACK server")
+@Suite("Recording against a real JACK server", .serialized)
 struct RecordIntegrationTests {
     static let takeSeconds = 20.0
 
@@ -92,10 +92,13 @@ struct RecordIntegrationTests {
         let path = TestEnvironment.scratchFolder("loss") + "/take.wav"
         let child = try MicmonProcess(["demo", "--record", path])
         let begun = Date()
-        while !FileManager.default.fileExists(atPath: path) && Date().timeIntervalSince(begun) < 15 { usleep(10_000) }
+        while !FileManager.default.fileExists(atPath: path) && child.process.isRunning && Date().timeIntervalSince(begun) < 30 {
+            usleep(10_000)
+        }
+        try #require(child.process.isRunning, "micmon demo ended early: \(child.wait().stderr)")
         Thread.sleep(forTimeInterval: 3)
         let serverName = "micmon-demo-\(child.process.processIdentifier)"
-        let jackd = try #require(ProcessTable.pids(commandLineContaining: serverName).first, "no jackd for \(serverName)")
+        let jackd = try #require(ProcessTable.jackdPids(serverName: serverName).first, "no jackd for \(serverName)")
         kill(jackd, SIGKILL)
         let result = child.wait(timeout: 20)
         #expect(result.exitCode == 69, "stderr: \(result.stderr)")
@@ -111,15 +114,15 @@ struct RecordIntegrationTests {
     }
 }
 
-/// Finds processes by their command line (/proc), for tests that must stop a child's child.
+/// Finds jackd processes by server name (/proc), for tests that must stop a child's child.
 enum ProcessTable {
-    static func pids(commandLineContaining text: String) -> [pid_t] {
+    static func jackdPids(serverName text: String) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry -> pid_t? in
             guard let pid = pid_t(entry),
                   let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
-            let commandLine = String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
-            return commandLine.contains("jackd") && commandLine.contains(text) ? pid : nil
+            let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.first.map { $0.hasSuffix("jackd") } == true && arguments.contains(text) ? pid : nil
         }
     }
 }

@@ -1,3 +1,4 @@
+import DSP
 import Glibc
 import SoundFile
 
@@ -34,40 +35,21 @@ enum TakeCheck {
         precondition(reader.channelCount == TestSignal.channelCount, "take has \(reader.channelCount) channels")
         let encoding = reader.encoding ?? .float
         let container = reader.container ?? .wav
+        let match: ReferenceSignal.Match
         let frames: Int
-        let rampLowBits: UInt64        // channel 1 of frame 0 gives the source frame's low 16 bits
-        let matches: (Int, UInt64) -> Bool   // (take frame, source frame)
         if encoding == .float {
             let samples = reader.readAllFloats()
             frames = samples.count / 2
-            rampLowBits = frames > 0 ? UInt64(max(0, min(65535, Int(samples[0] * 32768) + 32768))) : 0
-            matches = { i, n in
-                samples[2 * i] == TestSignal.value(channel: 0, frame: n) && samples[2 * i + 1] == TestSignal.value(channel: 1, frame: n)
-            }
+            match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }
         } else {
             let samples = reader.readAllInts()
             frames = samples.count / 2
             // The ramp is on the 16-bit grid, so its top 16 bits are exact at every PCM depth.
-            rampLowBits = frames > 0 ? UInt64(Int(samples[0] >> 16) + 32768) : 0
-            matches = { i, n in
-                samples[2 * i] == expectedInt(TestSignal.value(channel: 0, frame: n), encoding: encoding, container: container)
-                    && samples[2 * i + 1] == expectedInt(TestSignal.value(channel: 1, frame: n), encoding: encoding, container: container)
-            }
+            let low = frames > 0 ? UInt64(Int(samples[0] >> 16) + 32768) : 0
+            match = ReferenceSignal.match(frameCount: frames, rampLowBits: low, sample: { samples[2 * $0 + $1] },
+                                          expected: { expectedInt($0, encoding: encoding, container: container) })
         }
-        guard frames > 0 else { return Outcome(frameCount: 0, firstSourceFrame: nil, mismatchedFrames: 0, firstMismatch: nil) }
-        // Channel 2 (a hash of the whole index) pins down the high bits.
-        var start: UInt64?
-        for high in UInt64(0) ..< 4_000_000 {
-            let n = rampLowBits + high << 16
-            if (0 ..< min(frames, 8)).allSatisfy({ matches($0, n + UInt64($0)) }) { start = n; break }
-        }
-        guard let start else { return Outcome(frameCount: frames, firstSourceFrame: nil, mismatchedFrames: frames, firstMismatch: 0) }
-        var mismatched = 0
-        var first: Int?
-        for i in 0 ..< frames where !matches(i, start + UInt64(i)) {
-            mismatched += 1
-            if first == nil { first = i }
-        }
-        return Outcome(frameCount: frames, firstSourceFrame: start, mismatchedFrames: mismatched, firstMismatch: first)
+        return Outcome(frameCount: frames, firstSourceFrame: match.startFrame,
+                       mismatchedFrames: match.mismatchedFrames, firstMismatch: match.firstMismatch)
     }
 }

@@ -1,25 +1,7 @@
+import DSP
 import Jack
 
-/// The deterministic test signal: a value for every frame index `n` on each channel.
-/// Channel 1 is a counter ramp on the 16-bit grid (k/32768), channel 2 a hashed (PRBS-like)
-/// sequence on the 24-bit grid (k/2²³): both exact in float, so a float take must match bit for
-/// bit, and a 16-bit take must hold channel 2 rounded to the nearest 16-bit step.
-enum TestSignal {
-    static let channelCount = 2
-
-    @inline(__always)
-    static func value(channel: Int, frame n: UInt64) -> Float {
-        if channel == 0 {
-            return Float(Int(n & 0xFFFF) - 32768) / 32768
-        } else {
-            var x = n &+ 0x9E37_79B9_7F4A_7C15
-            x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
-            x ^= x >> 31
-            return Float(Int(x & 0xFF_FFFF) - 0x80_0000) / 0x80_0000
-        }
-    }
-}
+typealias TestSignal = ReferenceSignal
 
 /// A JACK client that plays `TestSignal` on `out_1`, `out_2`, counting frames from its first cycle.
 final class TestSignalSource: @unchecked Sendable {
@@ -58,10 +40,7 @@ nonisolated func testSourceProcess(_ frameCount: UInt32, _ context: UnsafeMutabl
     let first = JackPortBuffer.samples(state.pointee.ports.0, frames: frameCount)
     let second = JackPortBuffer.samples(state.pointee.ports.1, frames: frameCount)
     let start = state.pointee.frame
-    for i in 0 ..< Int(frameCount) {
-        first[i] = TestSignal.value(channel: 0, frame: start + UInt64(i))
-        second[i] = TestSignal.value(channel: 1, frame: start + UInt64(i))
-    }
+    ReferenceSignal.render(into: first, second, count: Int(frameCount), startFrame: start)
     state.pointee.frame = start + UInt64(frameCount)
     return 0
 }

@@ -1,0 +1,214 @@
+import Glibc
+import Synchronization
+
+// Child processes: started with posix_spawn, reaped with wait4 for their rusage, and stopped on
+// every exit path of the bench (see `Cleanup`).
+
+/// What wait4 reports about a finished child (all its threads; it has no children of its own).
+struct ChildUsage: Codable {
+    var userSeconds: Double
+    var systemSeconds: Double
+    var cpuSeconds: Double { userSeconds + systemSeconds }
+    var voluntarySwitches: Int
+    var involuntarySwitches: Int
+    /// Peak resident set size in MB (ru_maxrss is in KiB on Linux).
+    var peakRSSMegabytes: Double
+    var wallSeconds: Double
+}
+
+/// How a child ended.
+enum ChildEnd: Equatable {
+    case exited(Int32)
+    case signaled(Int32)
+
+    var text: String {
+        switch self {
+        case .exited(let code): return "exit \(code)"
+        case .signaled(let signal): return "signal \(signal)"
+        }
+    }
+}
+
+struct SpawnError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A started child process. Main thread.
+final class Child {
+    let pid: pid_t
+    let commandLine: String
+    private let startedNanoseconds: UInt64
+    private let isServer: Bool
+    private(set) var end: (ChildEnd, ChildUsage)?
+
+    /// Starts `arguments[0]` (looked up on PATH) with stdin from /dev/null and stdout/stderr to
+    /// the given files (or /dev/null), in a process group of its own (a terminal's Ctrl-C reaches
+    /// only the bench, which stops the children itself), with default signal dispositions and
+    /// an empty signal mask. `environment` entries are added to the bench's own.
+    init(_ arguments: [String], stdout: String? = nil, stderr: String? = nil,
+         environment: [String: String] = [:], isServer: Bool = false) throws(SpawnError) {
+        commandLine = arguments.joined(separator: " ")
+        self.isServer = isServer
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        var environmentLines: [String] = []
+        var index = 0
+        while let entry = environ[index] {
+            let line = String(cString: entry)
+            let key = line.split(separator: "=", maxSplits: 1).first.map(String.init) ?? line
+            if environment[key] == nil { environmentLines.append(line) }
+            index += 1
+        }
+        environmentLines += environment.map { "\($0.key)=\($0.value)" }
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environmentLines.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let code = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        guard code == 0 else {
+            throw SpawnError(description: "\(arguments[0]) did not start: \(String(cString: strerror(code)))")
+        }
+        self.pid = pid
+        startedNanoseconds = monotonicNanoseconds()
+        Cleanup.track(pid, isServer: isServer)
+    }
+
+    /// Reaps the child if it has ended, without blocking.
+    @discardableResult
+    func poll() -> (ChildEnd, ChildUsage)? {
+        if end == nil { reap(options: WNOHANG) }
+        return end
+    }
+
+    /// Waits up to `timeout` seconds for the child to end (polling every 50 ms).
+    @discardableResult
+    func wait(timeout: Double) -> (ChildEnd, ChildUsage)? {
+        let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
+        while poll() == nil && monotonicNanoseconds() < deadline { sleep(seconds: 0.05) }
+        return end
+    }
+
+    func signal(_ number: Int32) {
+        if end == nil { kill(pid, number) }
+    }
+
+    /// Asks the child to stop (`first`), then kills it after `grace` seconds; reaps it.
+    @discardableResult
+    func stop(_ first: Int32 = SIGTERM, grace: Double = 3) -> (ChildEnd, ChildUsage) {
+        signal(first)
+        if wait(timeout: grace) == nil {
+            signal(SIGKILL)
+            reap(options: 0)
+        }
+        return end!
+    }
+
+    private func reap(options: Int32) {
+        var status: Int32 = 0
+        var usage = rusage()
+        let result = wait4(pid, &status, options, &usage)
+        guard result == pid else { return }
+        let wall = Double(monotonicNanoseconds() - startedNanoseconds) / 1e9
+        let signalNumber = status & 0x7F
+        let how: ChildEnd = signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signalNumber)
+        end = (how, ChildUsage(
+            userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+            systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+            voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
+            peakRSSMegabytes: Double(usage.ru_maxrss) / 1024, wallSeconds: wall))
+        Cleanup.untrack(pid, isServer: isServer)
+    }
+}
+
+/// Stops what the bench started when it is interrupted (SIGINT, SIGTERM, SIGHUP): the measured
+/// child first (SIGTERM, so micmon still finalizes its file), then the JACK server. The normal
+/// exit paths stop them in order themselves; if the bench dies outright, jackd gets SIGTERM from
+/// `setpriv --pdeathsig` and every client then sees its server go away.
+enum Cleanup {
+    /// The pids to stop, readable from the signal handler (0: none).
+    static let child = Atomic<Int32>(0)
+    static let server = Atomic<Int32>(0)
+
+    static func track(_ pid: pid_t, isServer: Bool) {
+        (isServer ? server : child).store(pid, ordering: .sequentiallyConsistent)
+    }
+
+    static func untrack(_ pid: pid_t, isServer: Bool) {
+        _ = (isServer ? server : child).compareExchange(expected: pid, desired: 0, ordering: .sequentiallyConsistent)
+    }
+
+    /// Installs the handler. Main thread, before anything is started.
+    static func installSignalHandlers() {
+        _ = child.load(ordering: .relaxed)  // initialise the globals outside the handler
+        _ = server.load(ordering: .relaxed)
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = benchInterrupted
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESETHAND
+            sigaction(number, &action, nil)
+        }
+    }
+}
+
+/// Stops a pid and waits for it (up to `grace` s, then SIGKILL). Async-signal-safe.
+nonisolated func stopAndReap(_ pid: pid_t, grace: Double) {
+    guard pid > 0 else { return }
+    kill(pid, SIGTERM)
+    var waited = 0.0
+    var status: Int32 = 0
+    while waitpid(pid, &status, WNOHANG) == 0 && waited < grace {
+        var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+        nanosleep(&pause, nil)
+        waited += 0.02
+    }
+    if waitpid(pid, &status, WNOHANG) == 0 {
+        kill(pid, SIGKILL)
+        waitpid(pid, &status, 0)
+    }
+}
+
+/// The signal handler: stop the child, then the server, then die of the same signal.
+/// Only async-signal-safe calls (kill, waitpid, nanosleep, write, raise).
+nonisolated func benchInterrupted(_ number: Int32) {
+    let message = "\nmicmon-bench: interrupted; stopping the programs and the JACK server\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    stopAndReap(Cleanup.child.exchange(0, ordering: .sequentiallyConsistent), grace: 2)
+    stopAndReap(Cleanup.server.exchange(0, ordering: .sequentiallyConsistent), grace: 3)
+    raise(number)  // SA_RESETHAND restored the default action
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+func sleep(seconds: Double) {
+    var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+    nanosleep(&pause, nil)
+}
