@@ -18,6 +18,8 @@ public struct CaptureCounters: ~Copyable {
     public let framesDropped = Atomic<UInt64>(0)
     /// Process cycles run.
     public let cycles = Atomic<UInt64>(0)
+    /// Cycle timings the statistics missed because their ring was full.
+    public let timingsMissed = Atomic<UInt64>(0)
     /// Xruns the server reported (JACK's notification thread).
     public let xruns = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.

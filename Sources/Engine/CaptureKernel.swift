@@ -20,6 +20,10 @@ struct CaptureKernel {
     /// Where dropped periods go, for the writer to fill with silence.
     let drops: SPSCRing<DropEvent>.Producer?
     let counters: UnsafeMutablePointer<CaptureCounters>
+    /// The client, for the glue's `jack_get_cycle_times`.
+    let client: OpaquePointer
+    /// Per-cycle timing for the statistics thread.
+    let timings: SPSCRing<CycleTiming>.Producer
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
@@ -79,6 +83,22 @@ struct CaptureKernel {
         if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
+    /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is
+    /// full. Realtime thread.
+    @_noLocks @_noAllocation
+    func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
+        // A server that cannot say when the cycle started reports 0: lateness is then unknown (0).
+        let lateness = cycleStart > 0 && entered > cycleStart ? Float(entered - cycleStart) : 0
+        let execution = left > entered ? Float(left - entered) : 0
+        if let slot = timings.writableSlices(count: 1) {
+            slot.first[0] = CycleTiming(cycleStartUsecs: cycleStart, latenessUsecs: lateness, executionUsecs: execution,
+                                        periodFrames: frames, periodUsecs: periodUsecs)
+            timings.commitWrite(count: 1)
+        } else {
+            counters.pointee.timingsMissed.add(1, ordering: .relaxed)
+        }
+    }
+
     /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false
     /// (and writes nothing) when the ring or the drop log has no room. Realtime thread.
     @_noLocks @_noAllocation
@@ -114,5 +134,26 @@ struct CaptureKernel {
             }
             channel += 1
         }
+    }
+}
+
+/// One process cycle as the realtime glue saw it, in JACK microseconds.
+@frozen public struct CycleTiming: BitwiseCopyable, Sendable {
+    /// When the cycle started (`jack_get_cycle_times`).
+    public var cycleStartUsecs: UInt64
+    /// How late the callback woke, after the cycle start.
+    public var latenessUsecs: Float
+    /// How long the callback ran.
+    public var executionUsecs: Float
+    public var periodFrames: UInt32
+    public var periodUsecs: Float
+
+    @inlinable
+    public init(cycleStartUsecs: UInt64, latenessUsecs: Float, executionUsecs: Float, periodFrames: UInt32, periodUsecs: Float) {
+        self.cycleStartUsecs = cycleStartUsecs
+        self.latenessUsecs = latenessUsecs
+        self.executionUsecs = executionUsecs
+        self.periodFrames = periodFrames
+        self.periodUsecs = periodUsecs
     }
 }

@@ -62,6 +62,8 @@ public struct CaptureSummary: Sendable {
     public let fileError: SoundFileError?
     public let serverWasLost: Bool
     public let sampleRateChanged: Bool
+    /// Lateness and execution time of the process callback over the session.
+    public let callbackTiming: CallbackTimingSummary
 }
 
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
@@ -86,6 +88,9 @@ public final class CaptureSession {
     private let sampleRing: SPSCRing<Float>?
     private let dropRing: SPSCRing<DropEvent>?
     private let writer: TakeWriter?
+    private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
+    /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
+    public let callbackStatistics: CallbackStatistics
     private var isStarted = false
     private var summary: CaptureSummary?
 
@@ -163,6 +168,7 @@ public final class CaptureSession {
         let rate = Double(client.sampleRate)
         let frameLimit = configuration.durationSeconds.map { UInt64(($0 * rate).rounded()) } ?? .max
 
+        callbackStatistics = CallbackStatistics(timings: timingRing.consumer)
         let samplesProducer = sampleRing?.producer
         let dropsProducer = dropRing?.producer
         kernel = .allocate(capacity: 1)
@@ -170,7 +176,7 @@ public final class CaptureSession {
             channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
-            counters: counters, frameLimit: max(frameLimit, 1)))
+            counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1)))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
@@ -214,6 +220,9 @@ public final class CaptureSession {
         }
     }
 
+    /// Folds the queued cycle timings into `callbackStatistics`. Main thread, a few times a second.
+    public func drainTimings() { callbackStatistics.drain() }
+
     /// The latest meter readings, one per input. Main thread.
     public func readings() -> [MeterReading] {
         Array(mailbox.readLatest().0.map(\.reading))
@@ -241,12 +250,14 @@ public final class CaptureSession {
             client.deactivate()
         }
         let written = writer?.finish()
+        callbackStatistics.drain()
         let final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
-            sampleRateChanged: sampleRateChanged)
+            sampleRateChanged: sampleRateChanged,
+            callbackTiming: callbackStatistics.summary(cyclesMissed: counters.pointee.timingsMissed.load(ordering: .relaxed)))
         summary = final
         return final
     }

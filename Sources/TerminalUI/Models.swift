@@ -81,6 +81,19 @@ public struct SessionSummary: Sendable, Equatable {
         }
     }
 
+    /// The process callback's timing, in µs: how late it woke after the cycle start and how
+    /// long it ran (p99 and max), and the period.
+    public struct CallbackTiming: Sendable, Equatable {
+        public var latenessP99, latenessMax, executionP99, executionMax, periodUsecs: Double
+        public init(latenessP99: Double, latenessMax: Double, executionP99: Double, executionMax: Double, periodUsecs: Double) {
+            self.latenessP99 = latenessP99
+            self.latenessMax = latenessMax
+            self.executionP99 = executionP99
+            self.executionMax = executionMax
+            self.periodUsecs = periodUsecs
+        }
+    }
+
     public var durationSeconds: Double
     public var frames: UInt64
     public var sampleRate: Int
@@ -91,10 +104,13 @@ public struct SessionSummary: Sendable, Equatable {
     public var filePath: String?
     /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".
     public var exitReason: String
+    /// Callback timing, when it was measured.
+    public var callbackTiming: CallbackTiming?
 
     public init(durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],
                 xruns: UInt64 = 0, framesDropped: UInt64 = 0, drops: [Drop] = [],
-                filePath: String? = nil, exitReason: String) {
+                filePath: String? = nil, exitReason: String, callbackTiming: CallbackTiming? = nil) {
+        self.callbackTiming = callbackTiming
         self.durationSeconds = durationSeconds
         self.frames = frames
         self.sampleRate = sampleRate

@@ -32,6 +32,12 @@ public enum SummaryFormatter {
                          + "  " + TextFormat.pad(String(c.clipCount), 8))
         }
         lines.append("  xruns:     \(s.xruns)")
+        if let t = s.callbackTiming {
+            lines.append("  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
+                         + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
+                         + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
+                         + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
+        }
         if s.framesDropped == 0 && s.drops.isEmpty {
             lines.append("  dropped:   0 frames")
         } else {
@@ -67,7 +73,14 @@ public enum SummaryFormatter {
             + ",\"frames\":\(s.frames),\"sample_rate\":\(s.sampleRate)"
             + ",\"channels\":[" + channels.joined(separator: ",") + "]"
             + ",\"xruns\":\(s.xruns),\"frames_dropped\":\(s.framesDropped)"
-            + ",\"drops\":[" + drops.joined(separator: ",") + "]}"
+            + ",\"drops\":[" + drops.joined(separator: ",") + "]"
+            + (s.callbackTiming.map { t in
+                ",\"callback_us\":{\"lateness_p99\":" + TextFormat.fixed(t.latenessP99, decimals: 1)
+                    + ",\"lateness_max\":" + TextFormat.fixed(t.latenessMax, decimals: 1)
+                    + ",\"execution_p99\":" + TextFormat.fixed(t.executionP99, decimals: 1)
+                    + ",\"execution_max\":" + TextFormat.fixed(t.executionMax, decimals: 1)
+                    + ",\"period\":" + TextFormat.fixed(t.periodUsecs, decimals: 1) + "}"
+            } ?? "") + "}"
     }
 
     /// Frames as seconds at `sampleRate` (0 when the rate is unknown).

@@ -49,6 +49,7 @@ enum CaptureCommand {
         var stopReason = "stopped"
         while true {
             StopSignals.sleep(seconds: uiInterval)
+            session.drainTimings()
             output.update(session)
             if StopSignals.received != 0 { stopReason = StopSignals.received == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"; break }
             if session.isComplete { stopReason = "duration reached"; break }

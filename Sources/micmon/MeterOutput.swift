@@ -57,7 +57,11 @@ final class MeterOutput {
             framesDropped: summary.framesDropped,
             drops: summary.drops.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) },
             filePath: path,
-            exitReason: reason)
+            exitReason: reason,
+            callbackTiming: summary.callbackTiming.cycles == 0 ? nil : SessionSummary.CallbackTiming(
+                latenessP99: summary.callbackTiming.lateness.p99, latenessMax: summary.callbackTiming.lateness.max,
+                executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
+                periodUsecs: summary.callbackTiming.periodUsecs))
         if mode == .json {
             Console.out(SummaryFormatter.json(sessionSummary) + "\n")
         } else {

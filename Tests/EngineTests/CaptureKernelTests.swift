@@ -20,6 +20,7 @@ final class CaptureKernelTests {
     let right = UnsafeMutablePointer<Float>.allocate(capacity: 64)
     let samples = SPSCRing<Float>(capacity: 256 * 2)   // 4 periods
     let drops = SPSCRing<DropEvent>(capacity: 8)
+    let timings = SPSCRing<CycleTiming>(capacity: 4)
     var kernel: CaptureKernel
     var sourceFrame = 0
 
@@ -27,10 +28,20 @@ final class CaptureKernelTests {
         counters.initialize(to: CaptureCounters())
         meters.initialize(repeating: ChannelMeter(), count: 2)
         inputs.initialize(repeating: UnsafePointer(left), count: 2)
-        kernel = CaptureKernel(channelCount: 2, ports: ports, inputs: inputs, meters: meters,
-                               meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
-                               samples: samples.producer, drops: drops.producer, counters: counters, frameLimit: .max)
+        kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
+                                 drops: drops, counters: counters, timings: timings, frameLimit: .max)
+    }
+
+    static func makeKernel(ports: UnsafeMutablePointer<OpaquePointer>, inputs: UnsafeMutablePointer<UnsafePointer<Float>>,
+                           meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
+                           samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, counters: UnsafeMutablePointer<CaptureCounters>,
+                           timings: SPSCRing<CycleTiming>, frameLimit: UInt64) -> CaptureKernel {
+        var kernel = CaptureKernel(channelCount: 2, ports: ports, inputs: inputs, meters: meters,
+                                   meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
+                                   samples: samples.producer, drops: drops.producer, counters: counters,
+                                   client: OpaquePointer(bitPattern: 0x10)!, timings: timings.producer, frameLimit: frameLimit)
         kernel.isTaking = true
+        return kernel
     }
 
     deinit {
@@ -108,10 +119,8 @@ final class CaptureKernelTests {
 
     @Test("a duration takes exactly that many frames, even mid-period")
     func frameLimitIsExact() {
-        kernel = CaptureKernel(channelCount: 2, ports: ports, inputs: inputs, meters: meters,
-                               meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
-                               samples: samples.producer, drops: drops.producer, counters: counters, frameLimit: 100)
-        kernel.isTaking = true
+        kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
+                                 drops: drops, counters: counters, timings: timings, frameLimit: 100)
         runPeriod()
         let completeEarly = counters.pointee.isComplete.load(ordering: .relaxed)
         #expect(!completeEarly)
@@ -136,5 +145,37 @@ final class CaptureKernelTests {
         #expect(taken() == 64)
         let cyclesNow = counters.pointee.cycles.load(ordering: .relaxed)
         #expect(cyclesNow == 3)
+    }
+
+    @Test("cycle timings reach the statistics; a full timing ring counts what it missed")
+    func timingsAreRecorded() {
+        let statistics = CallbackStatistics(timings: timings.consumer)
+        // Cycle started at 1000 µs, callback entered at 1100, left at 1130; period 667 µs.
+        for cycle in 0 ..< 6 {
+            let start = UInt64(1000 + 667 * cycle)
+            kernel.recordTiming(cycleStart: start, periodUsecs: 666.7, entered: start + 100, left: start + 130, frames: 32)
+        }
+        let missed = counters.pointee.timingsMissed.load(ordering: .relaxed)
+        #expect(missed == 2)                           // the ring holds 4
+        statistics.drain()
+        let summary = statistics.summary(cyclesMissed: missed)
+        #expect(summary.cycles == 4)
+        #expect(summary.lateness.p50 == 100 && summary.lateness.max == 100)
+        #expect(summary.execution.p99 == 30 && summary.execution.mean == 30)
+        #expect(summary.periodFrames == 32)
+        #expect(abs(summary.dspLoadPercent - 30 / 666.7 * 100) < 1e-3)
+        // A server that cannot tell the cycle start gives lateness 0, not a wrapped number.
+        kernel.recordTiming(cycleStart: 0, periodUsecs: 0, entered: 5000, left: 5010, frames: 32)
+        statistics.drain()
+        #expect(statistics.lateness.maximum == 100)
+    }
+
+    @Test("an overrun (late + ran > period) is listed with its cycle start")
+    func overrunsAreListed() {
+        let statistics = CallbackStatistics(timings: timings.consumer)
+        kernel.recordTiming(cycleStart: 1000, periodUsecs: 667, entered: 1600, left: 1700, frames: 32)
+        kernel.recordTiming(cycleStart: 2000, periodUsecs: 667, entered: 2010, left: 2020, frames: 32)
+        statistics.drain()
+        #expect(statistics.overrunCycleStarts == [1000])
     }
 }

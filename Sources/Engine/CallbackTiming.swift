@@ -1,0 +1,63 @@
+import DSP
+import Realtime
+
+/// Percentiles of callback lateness and execution time, in µs, over a session.
+public struct CallbackTimingSummary: Sendable, Equatable {
+    public struct Percentiles: Sendable, Equatable {
+        public var p50, p90, p99, p999, max, mean: Double
+    }
+    public var cycles: UInt64
+    public var lateness: Percentiles
+    public var execution: Percentiles
+    /// The last period, in µs and frames.
+    public var periodUsecs: Double
+    public var periodFrames: Int
+    /// Cycles the statistics missed because the timing ring was full (never in practice).
+    public var cyclesMissed: UInt64
+    /// micmon's own DSP load: mean execution time / period, in percent.
+    public var dspLoadPercent: Double { periodUsecs > 0 ? execution.mean / periodUsecs * 100 : 0 }
+}
+
+/// Folds the realtime side's `CycleTiming`s into histograms. Owned by one non-realtime thread
+/// (the main thread), which calls `drain()` regularly (the ring holds a few seconds of cycles).
+public final class CallbackStatistics {
+    private let timings: SPSCRing<CycleTiming>.Consumer
+    public private(set) var lateness = Histogram(binWidth: 1, binCount: 100_000)
+    public private(set) var execution = Histogram(binWidth: 1, binCount: 100_000)
+    public private(set) var periodUsecs: Double = 0
+    public private(set) var periodFrames = 0
+    /// Start times (JACK µs) of the cycles whose callback ran longer than the period.
+    public private(set) var overrunCycleStarts: [UInt64] = []
+
+    init(timings: SPSCRing<CycleTiming>.Consumer) {
+        self.timings = timings
+    }
+
+    /// Takes every timing the realtime side has queued. Main thread.
+    public func drain() {
+        let slices = timings.readableSlices()
+        for segment in [slices.first, slices.second] {
+            for timing in segment {
+                lateness.add(Double(timing.latenessUsecs))
+                execution.add(Double(timing.executionUsecs))
+                periodUsecs = Double(timing.periodUsecs)
+                periodFrames = Int(timing.periodFrames)
+                if timing.periodUsecs > 0 && timing.latenessUsecs + timing.executionUsecs > timing.periodUsecs {
+                    overrunCycleStarts.append(timing.cycleStartUsecs)
+                }
+            }
+        }
+        timings.commitRead(count: slices.count)
+    }
+
+    func summary(cyclesMissed: UInt64) -> CallbackTimingSummary {
+        func percentiles(_ histogram: Histogram) -> CallbackTimingSummary.Percentiles {
+            CallbackTimingSummary.Percentiles(
+                p50: histogram.percentile(0.5) ?? 0, p90: histogram.percentile(0.9) ?? 0,
+                p99: histogram.percentile(0.99) ?? 0, p999: histogram.percentile(0.999) ?? 0,
+                max: histogram.count > 0 ? histogram.maximum : 0, mean: histogram.mean)
+        }
+        return CallbackTimingSummary(cycles: execution.count, lateness: percentiles(lateness), execution: percentiles(execution),
+                                     periodUsecs: periodUsecs, periodFrames: periodFrames, cyclesMissed: cyclesMissed)
+    }
+}

@@ -1,0 +1,21 @@
+import CJack
+
+/// JACK's clock, for the realtime glue: microseconds on the server's monotonic clock.
+public enum JackClock {
+    /// Now, in JACK microseconds (`jack_get_time`). Any thread, the realtime one included.
+    @inline(__always)
+    public static func now() -> UInt64 { jack_get_time() }
+
+    /// When the current cycle started and how long a period is (`jack_get_cycle_times`), in
+    /// JACK microseconds. Realtime thread, inside the process callback. Zero when libjack cannot
+    /// say (some servers do not implement it).
+    @inline(__always)
+    public static func cycle(_ client: OpaquePointer) -> (startUsecs: UInt64, periodUsecs: Float) {
+        var frames: jack_nframes_t = 0
+        var current: jack_time_t = 0
+        var next: jack_time_t = 0
+        var period: Float = 0
+        if jack_get_cycle_times(client, &frames, &current, &next, &period) != 0 { return (0, 0) }
+        return (current, period)
+    }
+}
