@@ -153,11 +153,15 @@ enum Cleanup {
     static let server = Atomic<Int32>(0)
 
     static func track(_ pid: pid_t, isServer: Bool) {
-        (isServer ? server : child).store(pid, ordering: .sequentiallyConsistent)
+        if isServer { server.store(pid, ordering: .sequentiallyConsistent) } else { child.store(pid, ordering: .sequentiallyConsistent) }
     }
 
     static func untrack(_ pid: pid_t, isServer: Bool) {
-        _ = (isServer ? server : child).compareExchange(expected: pid, desired: 0, ordering: .sequentiallyConsistent)
+        if isServer {
+            _ = server.compareExchange(expected: pid, desired: 0, ordering: .sequentiallyConsistent)
+        } else {
+            _ = child.compareExchange(expected: pid, desired: 0, ordering: .sequentiallyConsistent)
+        }
     }
 
     /// Installs the handler. Main thread, before anything is started.
@@ -168,7 +172,7 @@ enum Cleanup {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = benchInterrupted
             sigemptyset(&action.sa_mask)
-            action.sa_flags = SA_RESETHAND
+            action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND))
             sigaction(number, &action, nil)
         }
     }
@@ -194,8 +198,8 @@ nonisolated func stopAndReap(_ pid: pid_t, grace: Double) {
 /// The signal handler: stop the child, then the server, then die of the same signal.
 /// Only async-signal-safe calls (kill, waitpid, nanosleep, write, raise).
 nonisolated func benchInterrupted(_ number: Int32) {
-    let message = "\nmicmon-bench: interrupted; stopping the programs and the JACK server\n"
-    _ = message.withCString { write(2, $0, strlen($0)) }
+    let message: StaticString = "\nmicmon-bench: interrupted; stopping the programs and the JACK server\n"
+    _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
     stopAndReap(Cleanup.child.exchange(0, ordering: .sequentiallyConsistent), grace: 2)
     stopAndReap(Cleanup.server.exchange(0, ordering: .sequentiallyConsistent), grace: 3)
     raise(number)  // SA_RESETHAND restored the default action

@@ -1,1 +1,151 @@
-print("bench")
+import Foundation
+
+// micmon-bench: one table of figures measured in this run (ring, meters, micmon against
+// jack_capture and a bare JACK client, channel scaling), also written as JSON.
+// Callbacks handed to C live in other files (a closure here would be @MainActor).
+
+Cleanup.installSignalHandlers()
+
+let options: Options
+switch Options.parse(Array(CommandLine.arguments.dropFirst())) {
+case .success(let parsed):
+    options = parsed
+case .failure(let error):
+    if error.isHelp {
+        print(Options.usage)
+        exit(0)
+    }
+    FileHandle.standardError.write(Data("micmon-bench: \(error.text)\n\(Options.usage)\n".utf8))
+    exit(64)
+}
+
+let sampleRate = 48000
+let periodFrames = 32
+var report = Report(
+    date: ISO8601DateFormatter().string(from: Date()), machine: machineDescription(),
+    processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverageAtStart: loadAverage(),
+    periodFrames: periodFrames, sampleRate: sampleRate, seconds: options.seconds, rounds: options.rounds,
+    commandLine: CommandLine.arguments.joined(separator: " "), micmon: options.micmonPath)
+
+func progress(_ text: String) {
+    FileHandle.standardError.write(Data("micmon-bench: \(text)\n".utf8))
+}
+
+if options.sections.contains("ring") {
+    progress("ring: \(options.ringBlocks) blocks × 7 runs each")
+    let result = RingBench.run(blocks: options.ringBlocks, repeats: 7)
+    report.ring = result
+    report.addRing(result, blocks: options.ringBlocks)
+}
+
+if options.sections.contains("meters") {
+    progress("meters")
+    let results = [32, 64].map { MeterBench.run(periodFrames: $0, framesPerRepeat: 9_600_000, repeats: 9) }
+    report.meters = results
+    report.addMeters(results)
+}
+
+let scalingChannels = [2, 8, 32]
+let scalingSeconds = max(1, (options.seconds / 3).rounded())
+if !options.sections.isDisjoint(with: ["record", "scaling"]) {
+    runProcessSections()
+}
+
+/// Starts the private server and the source, runs the takes, and stops everything again.
+@MainActor func runProcessSections() {
+    if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
+    guard access(options.micmonPath, X_OK) == 0 else {
+        report.failures.append("no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
+        return
+    }
+    let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+
+    let server: BenchServer
+    do {
+        server = try BenchServer(name: "micmon-bench-\(getpid())", sampleRate: sampleRate, periodFrames: periodFrames,
+                                 captureChannels: scalingChannels.max()!, playbackChannels: 2,
+                                 logPath: directory + "/jackd.log")
+    } catch {
+        report.failures.append(error.description)
+        return
+    }
+    defer { server.stop() }
+    report.server = server.commandLine
+
+    let source: SignalSource
+    do {
+        source = try SignalSource(serverName: server.name, clientName: "micmon-bench-src")
+    } catch {
+        report.failures.append("the signal source did not start: \(error)")
+        return
+    }
+    defer { withExtendedLifetime(source) {} }
+    let bench = ProcessBench(server: server, sourcePorts: source.portNames, micmonPath: options.micmonPath, directory: directory)
+
+    func take(_ program: ProcessBench.Program, round: Int, seconds: Double, ports: [String]? = nil) {
+        let run = bench.run(program, round: round, seconds: seconds, ports: ports)
+        report.runs.append(run)
+        let usage = run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
+                                           Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage"
+        progress("  \(program.rawValue) \(run.channels) ch, round \(round): \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
+        if let failure = run.failure { report.failures.append("round \(round), \(run.channels) ch: \(failure)") }
+    }
+
+    if options.sections.contains("record") {
+        progress("warm-up: each program for 2 s (not counted)")
+        for program in ProcessBench.Program.allCases { take(program, round: 0, seconds: 2) }
+        for round in 1 ... options.rounds {
+            progress("round \(round)/\(options.rounds): A B C, \(format(options.seconds)) s each")
+            for program in ProcessBench.Program.allCases { take(program, round: round, seconds: options.seconds) }
+        }
+        report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond)
+    }
+    if options.sections.contains("scaling") {
+        for round in 1 ... options.rounds {
+            progress("scaling round \(round)/\(options.rounds): \(scalingChannels) channels, \(format(scalingSeconds)) s each")
+            for count in scalingChannels {
+                take(.micmon, round: round, seconds: scalingSeconds, ports: (1 ... count).map { "system:capture_\($0)" })
+            }
+        }
+        report.addScaling(seconds: scalingSeconds, rounds: options.rounds, channelCounts: scalingChannels,
+                          periodsPerSecond: bench.periodsPerSecond)
+    }
+}
+
+report.loadAverageAtEnd = loadAverage()
+print(report.table())
+do {
+    try report.writeJSON(to: options.jsonPath)
+    print("JSON: \(options.jsonPath)")
+} catch {
+    report.failures.append("the JSON could not be written to \(options.jsonPath): \(error)")
+    progress("the JSON could not be written to \(options.jsonPath): \(error)")
+}
+exit(report.failures.isEmpty ? 0 : 1)
+
+// MARK: - Header helpers
+
+func loadAverage() -> String {
+    readText("/proc/loadavg").split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+func machineDescription() -> String {
+    let model = readText("/proc/cpuinfo").split(separator: "\n").first { $0.hasPrefix("model name") }
+    return model.map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+}
+
+/// A warning when micmon is older than a Swift source under ./Sources (then `swift run
+/// micmon-bench` measured an old build: it does not rebuild micmon).
+func staleBinaryWarning(_ path: String) -> String? {
+    guard let built = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+          let files = FileManager.default.enumerator(atPath: "Sources") else { return nil }
+    for case let file as String in files where file.hasSuffix(".swift") || file.hasSuffix(".c") || file.hasSuffix(".h") {
+        if let date = (try? FileManager.default.attributesOfItem(atPath: "Sources/" + file))?[.modificationDate] as? Date,
+           date > built {
+            return "\(path) is older than Sources/\(file): rebuild it (swift build -c release --product micmon)"
+        }
+    }
+    return nil
+}

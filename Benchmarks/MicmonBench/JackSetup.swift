@@ -1,0 +1,111 @@
+import DSP
+import Glibc
+import Jack
+
+/// The private JACK server the process bench runs on: `jackd -n NAME -S -d dummy …`, started
+/// under `setpriv --pdeathsig TERM` (when present) so it stops even if the bench is killed.
+/// Like `Engine.PrivateJackServer`, but with its pid in reach of the bench's signal handler.
+final class BenchServer {
+    let name: String
+    let sampleRate: Int
+    let periodFrames: Int
+    let arguments: [String]
+    private let child: Child
+    private let logPath: String
+
+    init(name: String, sampleRate: Int, periodFrames: Int, captureChannels: Int, playbackChannels: Int,
+         logPath: String) throws(SpawnError) {
+        self.name = name
+        self.sampleRate = sampleRate
+        self.periodFrames = periodFrames
+        self.logPath = logPath
+        arguments = ["jackd", "-n", name, "-S", "-d", "dummy", "-r", String(sampleRate), "-p", String(periodFrames),
+                     "-C", String(captureChannels), "-P", String(playbackChannels)]
+        let guardPrefix = access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM"] : []
+        child = try Child(guardPrefix + arguments, stdout: logPath, stderr: logPath, isServer: true)
+
+        let deadline = monotonicNanoseconds() + 10_000_000_000
+        while monotonicNanoseconds() < deadline {
+            if child.poll() != nil { break }
+            if let probe = try? JackClient(name: "micmon-bench-probe", serverName: name) {
+                probe.close()
+                return
+            }
+            sleep(seconds: 0.05)
+        }
+        child.stop()
+        let log = readText(logPath).split(separator: "\n").suffix(4).joined(separator: " / ")
+        var hint = ""
+        if log.contains("Too many servers") {
+            hint = " (libjack's registry of 8 servers is full, often of servers that were killed with SIGKILL: "
+                + "starting and stopping `jackd -n NAME -d dummy` under each stale NAME frees its slot)"
+        }
+        throw SpawnError(description: "the JACK server '\(name)' did not start: \(log)\(hint)")
+    }
+
+    var commandLine: String { arguments.joined(separator: " ") }
+
+    /// SIGTERM, then SIGKILL after 3 s. Safe to call twice.
+    func stop() {
+        child.stop(SIGTERM, grace: 3)
+        unlink(logPath)
+    }
+}
+
+/// A JACK client in the bench process that plays `ReferenceSignal` on `out_1` and `out_2`,
+/// counting frames from its first cycle (the pattern of Tests/MicmonTests/Support/TestSignal).
+final class SignalSource {
+    let client: JackClient
+    let portNames: [String]
+    private let state: UnsafeMutablePointer<SignalSourceState>
+
+    init(serverName: String, clientName: String) throws(JackError) {
+        client = try JackClient(name: clientName, serverName: serverName)
+        let first = try client.registerPort(name: "out_1", direction: .output)
+        let second = try client.registerPort(name: "out_2", direction: .output)
+        portNames = [first.fullName, second.fullName]
+        state = .allocate(capacity: 1)
+        state.initialize(to: SignalSourceState(first: first.handle, second: second.handle, frame: 0))
+        try client.setProcessCallback(signalSourceProcess, context: UnsafeMutableRawPointer(state))
+        try client.activate()
+    }
+
+    /// Closes the client (no more callbacks) before the state goes. Main thread.
+    deinit {
+        client.close()
+        state.deallocate()
+    }
+}
+
+struct SignalSourceState {
+    let first: OpaquePointer
+    let second: OpaquePointer
+    var frame: UInt64
+}
+
+/// The source's process callback: renders the next `frameCount` frames of the signal into both
+/// output ports. Realtime thread: port buffers from libjack, then plain arithmetic.
+nonisolated func signalSourceProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    // SAFETY: SignalSource passes its initialized state and frees it only after closing the client.
+    let state = context.assumingMemoryBound(to: SignalSourceState.self)
+    let first = JackPortBuffer.samples(state.pointee.first, frames: frameCount)
+    let second = JackPortBuffer.samples(state.pointee.second, frames: frameCount)
+    ReferenceSignal.render(into: first, second, count: Int(frameCount), startFrame: state.pointee.frame)
+    state.pointee.frame &+= UInt64(frameCount)
+    return 0
+}
+
+/// A whole text file, or "" (logs, summaries).
+func readText(_ path: String) -> String {
+    guard let file = fopen(path, "r") else { return "" }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes += chunk[0 ..< count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

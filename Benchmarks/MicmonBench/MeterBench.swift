@@ -1,0 +1,56 @@
+import DSP
+
+/// Cost of `DSP.ChannelMeter.process` for two channels, per period, as the capture kernel calls
+/// it: one call per channel per period, on a voice-like signal (`DemoVoiceSource`, one second,
+/// played in a loop). Each repeat meters `framesPerRepeat` frames in periods of the given size;
+/// the figure is the median repeat. The meter states feed a checksum that is reported, so the
+/// calls cannot be optimised away (they are cross-module and not inlinable in any case).
+enum MeterBench {
+    struct Result: Codable {
+        var periodFrames: Int
+        /// Nanoseconds per period (both channels), one value per repeat.
+        var nanosecondsPerPeriod: [Double]
+        var checksum: Double
+    }
+
+    static let sampleRate = 48000
+
+    static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
+        let coefficients = MeterCoefficients(sampleRate: Double(sampleRate))
+        let signalFrames = sampleRate  // a multiple of every power-of-two period up to 64
+        let primary = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let reference = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let meters = UnsafeMutablePointer<ChannelMeter>.allocate(capacity: 2)
+        defer {
+            primary.deallocate()
+            reference.deallocate()
+            meters.deallocate()
+        }
+        var voice = DemoVoiceSource(sampleRate: Double(sampleRate), seed: 1)
+        voice.render(primary: primary, reference: reference, count: signalFrames)
+
+        let periods = framesPerRepeat / periodFrames
+        let periodsInSignal = signalFrames / periodFrames
+        var result = Result(periodFrames: periodFrames, nanosecondsPerPeriod: [], checksum: 0)
+        for _ in 0 ..< repeats {
+            meters.initialize(repeating: ChannelMeter(), count: 2)
+            var slot = 0
+            let start = monotonicNanoseconds()
+            for _ in 0 ..< periods {
+                let offset = slot * periodFrames
+                meters[0].process(primary + offset, count: periodFrames, coefficients: coefficients)
+                meters[1].process(reference + offset, count: periodFrames, coefficients: coefficients)
+                slot += 1
+                if slot == periodsInSignal { slot = 0 }
+            }
+            let elapsed = monotonicNanoseconds() - start
+            result.nanosecondsPerPeriod.append(Double(elapsed) / Double(periods))
+            for channel in 0 ..< 2 {
+                let m = meters[channel]
+                result.checksum += m.peak + m.hold + m.meanSquare + m.maxPeak + m.sumOfSquares
+                    + Double(m.clipCount) + Double(m.frameCount) + Double(m.holdFramesLeft)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+
+/// Command-line options of micmon-bench.
+struct Options {
+    var seconds = 30.0
+    var rounds = 3
+    var jsonPath = ".build/micmon-bench.json"
+    var ringBlocks = 2_000_000
+    var micmonPath = Options.siblingExecutable("micmon")
+    var sections: Set<String> = Options.allSections
+
+    static let allSections: Set<String> = ["ring", "meters", "record", "scaling"]
+
+    static let usage = """
+        usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--ring-blocks N]
+                            [--micmon PATH] [--only ring,meters,record,scaling]
+
+          --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
+                           the scaling takes last S/3)
+          --rounds R       rounds of A B C (and of the scaling takes); medians are reported (default 3)
+          --json PATH      where the JSON goes (default .build/micmon-bench.json)
+          --ring-blocks N  blocks per ring run (default 2000000)
+          --micmon PATH    the micmon executable (default: next to micmon-bench)
+          --only LIST      run only these sections
+
+        Build micmon first: swift build -c release --product micmon
+        Exit status: 0 when every run succeeded (targets missed or not), 1 when a run failed,
+        64 for bad arguments.
+        """
+
+    /// Parses the arguments, or returns the reason they are wrong.
+    static func parse(_ arguments: [String]) -> Result<Options, UsageError> {
+        var options = Options()
+        var index = 0
+        func value() throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(text: "\(arguments[index - 1]) needs a value") }
+            return arguments[index]
+        }
+        do throws(UsageError) {
+            while index < arguments.count {
+                let argument = arguments[index]
+                switch argument {
+                case "--seconds":
+                    guard let s = Double(try value()), s >= 1, s <= 3600 else { throw UsageError(text: "--seconds takes 1…3600") }
+                    options.seconds = s
+                case "--rounds":
+                    guard let r = Int(try value()), r >= 1, r <= 100 else { throw UsageError(text: "--rounds takes 1…100") }
+                    options.rounds = r
+                case "--json":
+                    options.jsonPath = try value()
+                case "--ring-blocks":
+                    // Block indices travel as Float, exact below 2^24.
+                    guard let n = Int(try value()), n >= 1000, n < 1 << 24 else { throw UsageError(text: "--ring-blocks takes 1000…16777215") }
+                    options.ringBlocks = n
+                case "--micmon":
+                    options.micmonPath = try value()
+                case "--only":
+                    let names = Set(try value().split(separator: ",").map(String.init))
+                    guard !names.isEmpty, names.isSubset(of: allSections) else {
+                        throw UsageError(text: "--only takes a list of \(allSections.sorted().joined(separator: ","))")
+                    }
+                    options.sections = names
+                case "-h", "--help":
+                    throw UsageError(text: "", isHelp: true)
+                default:
+                    throw UsageError(text: "unknown argument \(argument)")
+                }
+                index += 1
+            }
+        } catch {
+            return .failure(error)
+        }
+        return .success(options)
+    }
+
+    /// `name` in the directory of this executable (.build/release when run by `swift run -c release`).
+    static func siblingExecutable(_ name: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return ".build/release/\(name)" }
+        let path = String(decoding: buffer[0 ..< count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return "\(directory)/\(name)"
+    }
+}
+
+struct UsageError: Error {
+    var text: String
+    var isHelp = false
+}

@@ -1,0 +1,187 @@
+import DSP
+import Glibc
+import SoundFile
+
+/// micmon against jack_capture and a bare JACK client, each a child process on the bench's
+/// private server recording the bench's `SignalSource`; their rusage comes from wait4.
+final class ProcessBench {
+    enum Program: String, Codable, CaseIterable {
+        case micmon, jackCapture = "jack_capture", bare = "jack_meter"
+    }
+
+    /// One run of one program.
+    struct Run: Codable {
+        var program: Program
+        /// 0 for the warm-up runs (not counted).
+        var round: Int
+        var channels: Int
+        var seconds: Double
+        var commandLine: String
+        var end: String?
+        var usage: ChildUsage?
+        var take: TakeCheck?
+        /// micmon: frames its summary says were dropped; jack_capture: its overrun count
+        /// ("failed with a total of N overruns"), in periods.
+        var dropped: Int?
+        var xruns: Int?
+        var failure: String?
+
+        var succeeded: Bool { failure == nil }
+    }
+
+    /// A recorded file checked against `ReferenceSignal`.
+    struct TakeCheck: Codable {
+        var frames: Int
+        var expectedFrames: Int
+        var isFloat: Bool
+        var startFrame: UInt64?
+        var mismatchedFrames: Int
+        var firstMismatch: Int?
+        var bitExact: Bool { isFloat && startFrame != nil && mismatchedFrames == 0 && frames == expectedFrames }
+    }
+
+    let server: BenchServer
+    let sourcePorts: [String]
+    let micmonPath: String
+    let directory: String
+
+    init(server: BenchServer, sourcePorts: [String], micmonPath: String, directory: String) {
+        self.server = server
+        self.sourcePorts = sourcePorts
+        self.micmonPath = micmonPath
+        self.directory = directory
+    }
+
+    var periodsPerSecond: Double { Double(server.sampleRate) / Double(server.periodFrames) }
+
+    /// The command line of `program` recording `ports` (a file is needed for micmon/jack_capture).
+    func arguments(_ program: Program, ports: [String], seconds: Double, file: String) -> [String] {
+        switch program {
+        case .micmon:
+            return [micmonPath, "record", file, "-s", server.name] + ports.flatMap { ["-p", $0] }
+                + ["--duration", format(seconds), "--bits", "float"]
+        case .jackCapture:
+            // -d: stop after S seconds (and no stdin); -ns: never read stdin anyway; -dc: no
+            // console meter or buffer display (its cheapest way to record); float is its default.
+            return ["jack_capture", "-d", format(seconds), "-ns", "-dc"] + ports.flatMap { ["-p", $0] } + [file]
+        case .bare:
+            // -n: numbers (dB), 8 lines a second to a file; it runs until signalled.
+            return ["jack_meter", "-n", ports[0]]
+        }
+    }
+
+    /// Runs `program` for `seconds` and checks its take. Main thread.
+    func run(_ program: Program, round: Int, seconds: Double, ports: [String]? = nil, verify: Bool = true) -> Run {
+        let ports = ports ?? sourcePorts
+        let tag = "\(program.rawValue)-\(ports.count)ch-r\(round)"
+        let file = "\(directory)/\(tag).wav"
+        let output = "\(directory)/\(tag).out"
+        let argv = arguments(program, ports: ports, seconds: seconds, file: file)
+        var run = Run(program: program, round: round, channels: ports.count, seconds: seconds,
+                      commandLine: argv.joined(separator: " "))
+        defer {
+            unlink(file)
+            unlink(output)
+        }
+        let child: Child
+        do {
+            // libjack clients without a server option read it from the environment.
+            child = try Child(argv, stdout: output, stderr: output, environment: ["JACK_DEFAULT_SERVER": server.name])
+        } catch {
+            run.failure = error.description
+            return run
+        }
+
+        let ended: (ChildEnd, ChildUsage)
+        if program == .bare {
+            // Runs until stopped: give it `seconds`, then SIGINT.
+            if let early = child.wait(timeout: seconds) {
+                ended = early
+                run.failure = "\(program.rawValue) ended early (\(early.0.text)): \(lastLines(output))"
+            } else {
+                ended = child.stop(SIGINT, grace: 5)
+                if ended.0 != .signaled(SIGINT) && ended.0 != .exited(0) {
+                    run.failure = "\(program.rawValue) did not stop on SIGINT (\(ended.0.text))"
+                }
+            }
+        } else if let done = child.wait(timeout: seconds + 20) {
+            ended = done
+            if done.0 != .exited(0) {
+                run.failure = "\(program.rawValue) ended with \(done.0.text): \(lastLines(output))"
+            }
+        } else {
+            ended = child.stop(SIGTERM, grace: 5)
+            run.failure = "\(program.rawValue) did not finish within \(format(seconds + 20)) s"
+        }
+        run.end = ended.0.text
+        run.usage = ended.1
+
+        let text = readText(output)
+        switch program {
+        case .micmon:
+            run.dropped = number(after: "dropped:", in: text)
+            run.xruns = number(after: "xruns:", in: text)
+            if run.succeeded && run.dropped == nil { run.failure = "micmon printed no summary" }
+        case .jackCapture:
+            run.dropped = number(after: "failed with a total of", in: text) ?? 0
+            run.xruns = number(after: "encountered", in: text) ?? 0
+        case .bare:
+            break
+        }
+        if program != .bare && verify && run.succeeded {
+            let expected = Int((seconds * Double(server.sampleRate)).rounded())
+            if access(file, F_OK) != 0 {
+                run.failure = "\(program.rawValue) left no file at \(file)"
+            } else if ports.count == ReferenceSignal.channelCount && ports == sourcePorts {
+                do {
+                    let take = try check(file, expectedFrames: expected)
+                    run.take = take
+                    if !take.bitExact {
+                        run.failure = "\(program.rawValue)'s take is not bit-exact: \(take.frames) of \(expected) frames, "
+                            + (take.startFrame == nil ? "no match for its first frames" : "\(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0)")
+                    }
+                } catch {
+                    run.failure = "\(program.rawValue)'s file does not open: \(error)"
+                }
+            } else {
+                // Silent system ports: only the length can be checked.
+                do {
+                    let reader = try SoundFileReader(path: file)
+                    if reader.frameCount != expected || reader.channelCount != ports.count {
+                        run.failure = "\(program.rawValue) wrote \(reader.frameCount) frames × \(reader.channelCount) channels, not \(expected) × \(ports.count)"
+                    }
+                } catch {
+                    run.failure = "\(program.rawValue)'s file does not open: \(error)"
+                }
+            }
+        }
+        return run
+    }
+
+    /// Reads the take and matches it against the reference signal, bit for bit.
+    private func check(_ path: String, expectedFrames: Int) throws(SoundFileError) -> TakeCheck {
+        let reader = try SoundFileReader(path: path)
+        let samples = reader.readAllFloats()
+        let match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }
+        return TakeCheck(frames: samples.count / reader.channelCount, expectedFrames: expectedFrames,
+                         isFloat: reader.encoding == .float && reader.channelCount == 2,
+                         startFrame: match.startFrame, mismatchedFrames: match.mismatchedFrames,
+                         firstMismatch: match.firstMismatch)
+    }
+
+    /// The integer after the last occurrence of `label` in `text`.
+    private func number(after label: String, in text: String) -> Int? {
+        guard let range = text.ranges(of: label).last else { return nil }
+        let digits = text[range.upperBound...].drop(while: { $0 == " " }).prefix(while: \.isNumber)
+        return Int(digits)
+    }
+
+    private func lastLines(_ path: String) -> String {
+        readText(path).split(separator: "\n").suffix(3).joined(separator: " / ")
+    }
+}
+
+/// Seconds without a trailing ".0" (30, 10, 2.5).
+func format(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}

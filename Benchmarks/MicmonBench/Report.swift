@@ -1,0 +1,123 @@
+import Foundation
+
+/// Median, min and max of repeated measurements.
+struct Spread: Codable {
+    var median: Double
+    var min: Double
+    var max: Double
+
+    init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        min = sorted.first!
+        max = sorted.last!
+    }
+}
+
+/// One line of the table (and of the JSON): a measured figure with its spread, or a ratio of
+/// medians, or a text verdict; with the target it is held to, if any.
+struct Figure: Codable {
+    var section: String
+    var name: String
+    var unit: String
+    var median: Double?
+    var min: Double?
+    var max: Double?
+    var text: String?
+    var target: String?
+    var met: Bool?
+    var digits: Int
+
+    static func measured(_ section: String, _ name: String, _ values: [Double], unit: String, digits: Int,
+                         target: String? = nil, met: ((Double) -> Bool)? = nil) -> Figure {
+        let spread = Spread(values)
+        return Figure(section: section, name: name, unit: unit, median: spread?.median, min: spread?.min, max: spread?.max,
+                      text: spread == nil ? "n/a" : nil, target: target,
+                      met: spread.flatMap { s in met.map { $0(s.median) } }, digits: digits)
+    }
+
+    static func ratio(_ section: String, _ name: String, _ value: Double?, target: String? = nil,
+                      met: ((Double) -> Bool)? = nil) -> Figure {
+        Figure(section: section, name: name, unit: "×", median: value, text: value == nil ? "n/a" : nil,
+               target: target, met: value.flatMap { v in met.map { $0(v) } }, digits: 2)
+    }
+
+    static func verdict(_ section: String, _ name: String, _ text: String, met: Bool? = nil) -> Figure {
+        Figure(section: section, name: name, unit: "", text: text, met: met, digits: 0)
+    }
+}
+
+/// Everything one bench run measured, for the table and the JSON file.
+struct Report: Codable {
+    var date: String
+    var machine: String
+    var processors: Int
+    var loadAverageAtStart: String
+    var loadAverageAtEnd: String = ""
+    var server: String = ""
+    var periodFrames: Int
+    var sampleRate: Int
+    var seconds: Double
+    var rounds: Int
+    var commandLine: String
+    var micmon: String
+    var warnings: [String] = []
+    var figures: [Figure] = []
+    var failures: [String] = []
+    var ring: RingBench.Result?
+    var meters: [MeterBench.Result] = []
+    var runs: [ProcessBench.Run] = []
+
+    /// The fixed-width table. Ratios are of the medians shown above them.
+    func table() -> String {
+        let columns = [46, 11, 11, 11, 12, 10, 2]
+        func line(_ cells: [String]) -> String {
+            var text = cells[0].padding(toLength: columns[0], withPad: " ", startingAt: 0)
+            for (cell, width) in zip(cells.dropFirst(), columns.dropFirst()) {
+                text += " " + String(repeating: " ", count: max(0, width - cell.count)) + cell
+            }
+            return text
+        }
+        let width = columns.reduce(columns.count - 1, +)
+        var lines = [
+            "micmon-bench  \(date)  \(machine), nproc \(processors)  load \(loadAverageAtStart) → \(loadAverageAtEnd)",
+            "server: \(server.isEmpty ? "(not started)" : server)  (period \(periodFrames) frames = \(fixed(periodMicroseconds, 1)) µs)",
+            "S = \(format(seconds)) s per take, R = \(rounds) rounds; micmon: \(micmon)",
+        ]
+        lines += warnings.map { "warning: \($0)" }
+        lines.append(String(repeating: "═", count: width))
+        lines.append(line(["figure", "median", "min", "max", "unit", "target", "ok"]))
+        var section = ""
+        for figure in figures {
+            if figure.section != section {
+                section = figure.section
+                lines.append("── \(section) " + String(repeating: "─", count: max(0, width - section.count - 4)))
+            }
+            let value = figure.text ?? figure.median.map { fixed($0, figure.digits) } ?? ""
+            lines.append(line([
+                figure.name, value,
+                figure.min.map { fixed($0, figure.digits) } ?? "", figure.max.map { fixed($0, figure.digits) } ?? "",
+                figure.unit, figure.target ?? "", figure.met.map { $0 ? "✓" : "✗" } ?? "",
+            ]))
+        }
+        lines.append(String(repeating: "═", count: width))
+        lines.append(failures.isEmpty ? "all runs succeeded" : "FAILED RUNS:")
+        lines += failures.map { "  - \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    var periodMicroseconds: Double { Double(periodFrames) / Double(sampleRate) * 1e6 }
+
+    func writeJSON(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+func fixed(_ value: Double, _ digits: Int) -> String {
+    String(format: "%.\(digits)f", value)
+}

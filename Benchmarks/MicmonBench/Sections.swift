@@ -1,0 +1,113 @@
+// Turns the measurements of each section into table figures. Every ratio is of two medians
+// measured in this same run.
+
+extension Report {
+    mutating func addRing(_ result: RingBench.Result, blocks: Int) {
+        let section = "Ring: 2 threads, \(blocks) blocks of 128 floats through 64 KiB, \(result.micmonBlocksPerSecond.count) runs each"
+        let micmon = result.micmonBlocksPerSecond.map { $0 / 1e6 }
+        let jack = result.jackBlocksPerSecond.map { $0 / 1e6 }
+        figures.append(.measured(section, "micmon SPSCRing<Float> (slices + commit)", micmon, unit: "M blocks/s", digits: 2))
+        figures.append(.measured(section, "libjack jack_ringbuffer_t (write/read)", jack, unit: "M blocks/s", digits: 2))
+        figures.append(.ratio(section, "micmon / jack", ratio(Spread(micmon)?.median, Spread(jack)?.median),
+                              target: "≥ 1.00", met: { $0 >= 1.0 }))
+        if result.orderErrors > 0 { failures.append("ring: \(result.orderErrors) blocks arrived out of order") }
+    }
+
+    mutating func addMeters(_ results: [MeterBench.Result]) {
+        guard let first = results.first else { return }
+        let section = "Meters: ChannelMeter.process × 2 channels, median of \(first.nanosecondsPerPeriod.count) repeats"
+        for result in results {
+            let frames = Double(result.periodFrames)
+            let periodNanoseconds = frames / Double(sampleRate) * 1e9
+            if result.periodFrames == first.periodFrames {
+                figures.append(.measured(section, "cost per frame (both channels)", result.nanosecondsPerPeriod.map { $0 / frames },
+                                         unit: "ns", digits: 2))
+            }
+            figures.append(.measured(section, "\(result.periodFrames)-frame period: time", result.nanosecondsPerPeriod.map { $0 / 1000 },
+                                     unit: "µs", digits: 3))
+            let isBudget = result.periodFrames == 32
+            figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
+                                     result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                                     target: isBudget ? "< 1 %" : nil, met: isBudget ? { $0 < 1 } : nil))
+        }
+    }
+
+    mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double) {
+        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, \(rounds) rounds A B C …"
+        let counted = runs.filter { $0.round > 0 && $0.channels == 2 && $0.seconds == seconds }
+        func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
+            counted.filter { $0.program == program }.compactMap(\.usage)
+        }
+        let names: [(ProcessBench.Program, String)] = [(.micmon, "A micmon"), (.jackCapture, "B jack_capture"), (.bare, "C bare (jack_meter)")]
+        let periods = seconds * periodsPerSecond
+
+        func compare(_ title: String, unit: String, digits: Int, _ value: (ChildUsage) -> Double,
+                     targets: [ProcessBench.Program: (String, (Double) -> Bool)] = [:]) -> [ProcessBench.Program: Double] {
+            var medians: [ProcessBench.Program: Double] = [:]
+            for (program, name) in names {
+                let values = usages(program).map(value)
+                let target = targets[program]
+                figures.append(.measured(section, "\(title)  \(name)", values, unit: unit, digits: digits,
+                                         target: target?.0, met: target?.1))
+                medians[program] = Spread(values)?.median
+            }
+            return medians
+        }
+
+        let cpu = compare("CPU time", unit: "s", digits: 3, \.cpuSeconds)
+        _ = compare("CPU", unit: "% of a core", digits: 2, { $0.cpuSeconds / seconds * 100 })
+        let micmonCPU = cpu[.micmon]
+        figures.append(.ratio(section, "CPU  micmon / jack_capture", ratio(micmonCPU, cpu[.jackCapture]),
+                              target: "≤ 0.60", met: { $0 <= 0.60 }))
+        figures.append(.ratio(section, "CPU  micmon / bare", ratio(micmonCPU, cpu[.bare]),
+                              target: "≤ 1.15", met: { $0 <= 1.15 }))
+
+        let switches = compare("vol. ctx switches / period", unit: "", digits: 3, { Double($0.voluntarySwitches) / periods },
+                               targets: [.micmon: ("≤ 1.05", { $0 <= 1.05 })])
+        figures.append(.ratio(section, "vol. ctx switches  micmon / jack_capture",
+                              ratio(switches[.micmon], switches[.jackCapture])))
+        figures.append(.ratio(section, "vol. ctx switches  micmon / bare", ratio(switches[.micmon], switches[.bare])))
+
+        let memory = compare("peak RSS", unit: "MB", digits: 1, \.peakRSSMegabytes)
+        figures.append(.ratio(section, "peak RSS  micmon / jack_capture", ratio(memory[.micmon], memory[.jackCapture])))
+        figures.append(.ratio(section, "peak RSS  micmon / bare", ratio(memory[.micmon], memory[.bare])))
+
+        for (program, name) in names where program != .bare {
+            let takes = counted.filter { $0.program == program }
+            let exact = takes.filter { $0.take?.bitExact == true }.count
+            let text = takes.isEmpty ? "n/a" : (exact == takes.count ? "yes" : "no") + " (\(exact)/\(takes.count))"
+            figures.append(.verdict(section, "bit-exact  \(name)", text))
+        }
+        let micmonRuns = counted.filter { $0.program == .micmon }
+        let captureRuns = counted.filter { $0.program == .jackCapture }
+        figures.append(.measured(section, "frames dropped  A micmon", micmonRuns.compactMap(\.dropped).map(Double.init),
+                                 unit: "frames", digits: 0))
+        figures.append(.measured(section, "overruns  B jack_capture", captureRuns.compactMap(\.dropped).map(Double.init),
+                                 unit: "periods", digits: 0))
+        figures.append(.measured(section, "server xruns seen  A micmon", micmonRuns.compactMap(\.xruns).map(Double.init),
+                                 unit: "xruns", digits: 0))
+        figures.append(.measured(section, "server xruns seen  B jack_capture", captureRuns.compactMap(\.xruns).map(Double.init),
+                                 unit: "xruns", digits: 0))
+    }
+
+    mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {
+        let section = "Scaling: micmon record of N × system:capture_k, \(format(seconds)) s takes, \(rounds) rounds"
+        let periods = seconds * periodsPerSecond
+        let period = periodMicroseconds
+        for count in channelCounts {
+            let usages = runs.filter { $0.round > 0 && $0.program == .micmon && $0.channels == count && $0.seconds == seconds }
+                .compactMap(\.usage)
+            let perPeriod = usages.map { $0.cpuSeconds / periods * 1e6 }
+            figures.append(.measured(section, "\(count) channels: CPU per period", perPeriod, unit: "µs", digits: 2))
+            figures.append(.measured(section, "\(count) channels: share of the period", perPeriod.map { $0 / period * 100 },
+                                     unit: "%", digits: 2))
+            figures.append(.measured(section, "\(count) channels: vol. ctx switches / period",
+                                     usages.map { Double($0.voluntarySwitches) / periods }, unit: "", digits: 3))
+        }
+    }
+}
+
+func ratio(_ numerator: Double?, _ denominator: Double?) -> Double? {
+    guard let numerator, let denominator, denominator > 0 else { return nil }
+    return numerator / denominator
+}
