@@ -1,4 +1,5 @@
 import CSndFile
+import Glibc
 
 /// Reads a sound file with libsndfile. One thread at a time.
 public final class SoundFileReader {
@@ -72,6 +73,12 @@ public final class SoundFileReader {
             samples.append(contentsOf: chunk[0 ..< frames * channelCount])
         }
         return samples
+    }
+
+    /// Seeks back to the first frame (for looping). Returns false if libsndfile cannot seek.
+    public func rewind() -> Bool {
+        guard let file else { return false }
+        return sf_seek(file, 0, SEEK_SET) == 0
     }
 
     public func close() {

@@ -3,6 +3,7 @@ import Glibc
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
 StopSignals.install()
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "play" { exit(PlayCommand.run(Array(arguments.dropFirst())).rawValue) }
 let exitCode: ExitCode
 do {
     switch try ArgumentParser.parse(arguments) {

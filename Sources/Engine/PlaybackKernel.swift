@@ -1,0 +1,96 @@
+import DSP
+import Realtime
+import Synchronization
+
+/// What the playback callback tells the other threads.
+public struct PlaybackCounters: ~Copyable {
+    /// Frames sent to the outputs (silence for underruns and pauses not counted).
+    public let framesPlayed = Atomic<UInt64>(0)
+    /// Frames the ring could not supply while the reader was still going (played as silence).
+    public let framesStarved = Atomic<UInt64>(0)
+    /// Total frames the reader will deliver, set once it has read the last loop; `.max` before.
+    public let framesTotal = Atomic<UInt64>(.max)
+    /// Set by the realtime thread once every frame of the take has been played.
+    public let isFinished = Atomic<Bool>(false)
+    /// Set by the main thread to hold playback (route loss): the callback plays silence and
+    /// keeps its place.
+    public let isPaused = Atomic<Bool>(false)
+    public let xruns = Atomic<UInt64>(0)
+    public let serverIsGone = Atomic<Bool>(false)
+    public init() {}
+}
+
+/// The playback callback's state: plain values and pointers into memory prepared before
+/// activation. Realtime thread only, once active.
+struct PlaybackKernel {
+    /// The two output ports (libjack handles); read only by the C glue.
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    /// This cycle's two output buffers, set by the glue.
+    let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Interleaved stereo frames from the reader thread.
+    let frames: SPSCRing<Float>.Consumer
+    let gains: PanLaw
+    let meters: UnsafeMutablePointer<ChannelMeter>
+    let meterCoefficients: MeterCoefficients
+    let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
+    let counters: UnsafeMutablePointer<PlaybackCounters>
+    var framesPlayed: UInt64 = 0
+
+    /// Fills both outputs for one cycle. Realtime thread.
+    @_noLocks @_noAllocation
+    mutating func process(frameCount: Int) {
+        let left = outputs[0]
+        let right = outputs[1]
+        var written = 0
+        if !counters.pointee.isPaused.load(ordering: .relaxed) {
+            let available = frames.availableToRead() / 2
+            let count = available < frameCount ? available : frameCount
+            if count > 0, let slices = frames.readableSlices(count: count * 2) {
+                written = deinterleave(slices.first, into: left, right, at: 0)
+                written += deinterleave(slices.second, into: left, right, at: written)
+                frames.commitRead(count: count * 2)
+            }
+            framesPlayed &+= UInt64(written)
+            counters.pointee.framesPlayed.store(framesPlayed, ordering: .relaxed)
+            let total = counters.pointee.framesTotal.load(ordering: .acquiring)
+            if framesPlayed >= total {
+                counters.pointee.isFinished.store(true, ordering: .releasing)
+            } else if written < frameCount {
+                counters.pointee.framesStarved.add(UInt64(frameCount - written), ordering: .relaxed)
+            }
+        }
+        var i = written
+        while i < frameCount {
+            // SAFETY: both outputs hold frameCount samples this cycle.
+            left[i] = 0
+            right[i] = 0
+            i += 1
+        }
+        // SAFETY: two meters, two mailbox slots.
+        meters[0].process(left, count: frameCount, coefficients: meterCoefficients)
+        meters[1].process(right, count: frameCount, coefficients: meterCoefficients)
+        let readings = meterMailbox.writeBuffer()
+        readings[0] = meters[0]
+        readings[1] = meters[1]
+        meterMailbox.publish()
+    }
+
+    /// Copies interleaved stereo frames to the two outputs from frame `start`, applying the
+    /// gains. Returns the frames copied. Realtime thread.
+    @_noLocks @_noAllocation
+    private func deinterleave(_ source: UnsafeBufferPointer<Float>, into left: UnsafeMutablePointer<Float>,
+                              _ right: UnsafeMutablePointer<Float>, at start: Int) -> Int {
+        let count = source.count / 2
+        guard count > 0, let base = source.baseAddress else { return 0 }
+        let gainLeft = gains.left
+        let gainRight = gains.right
+        var frame = 0
+        while frame < count {
+            // SAFETY: frame < count = source.count / 2, and start + count ≤ this cycle's frames.
+            left[start + frame] = base[2 * frame] * gainLeft
+            right[start + frame] = base[2 * frame + 1] * gainRight
+            frame += 1
+        }
+        return count
+    }
+}

@@ -1,0 +1,222 @@
+import DSP
+import Glibc
+import Jack
+import Realtime
+import SoundFile
+
+/// What `micmon play` should do. Plain values, checked by the caller.
+public struct PlaybackConfiguration: Sendable {
+    public enum RouteLossAction: String, Sendable { case pause, stop }
+
+    public var clientName = "micmon"
+    public var serverName: String?
+    public var path = ""
+    /// `-o` requests (exact names or patterns); empty means the first two physical playback ports.
+    public var destinations: [String] = []
+    public var volume = 1.0
+    public var pan = 0.0
+    /// 0 plays once, N plays N + 1 times, −1 loops until stopped.
+    public var loops = 0
+    /// Varispeed factor (pitch follows speed).
+    public var rate = 1.0
+    public var onRouteLoss = RouteLossAction.pause
+    public var ringSeconds = 2.0
+    public init() {}
+}
+
+public enum PlaybackError: Error, CustomStringConvertible {
+    case jack(JackError)
+    case unknownPort(PortSelection.NoMatch)
+    case file(SoundFileError)
+    case conversion(String)
+
+    public var description: String {
+        switch self {
+        case .jack(let error): return error.description
+        case .unknownPort(let error): return error.description
+        case .file(let error): return error.description
+        case .conversion(let message): return message
+        }
+    }
+}
+
+/// A route change seen by `checkRoute()`.
+public enum RouteEvent: Equatable, Sendable {
+    case lost([String])
+    case restored([String])
+}
+
+/// A running playback: JACK client with `out_1`, `out_2`, the reader thread and the realtime
+/// kernel. Create, `start()`, poll from the main thread, `stop()`. Main thread only.
+public final class PlaybackSession {
+    public let client: JackClient
+    public let sampleRate: Int
+    public let fileSampleRate: Int
+    public let fileChannelCount: Int
+    public let fileFrameCount: Int64
+    /// The destinations each output is connected to (out_1 first).
+    public let destinations: [String]
+    public let gains: PanLaw
+    /// Output frames per file pass after rate conversion (an estimate when resampling).
+    public let framesPerPass: Double
+    public let plays: Int?
+    public private(set) var isStopped = false
+    private let configuration: PlaybackConfiguration
+    private let ports: [JackPort]
+    private let kernel: UnsafeMutablePointer<PlaybackKernel>
+    private let counters: UnsafeMutablePointer<PlaybackCounters>
+    private let portHandles: UnsafeMutablePointer<OpaquePointer>
+    private let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let meters: UnsafeMutablePointer<ChannelMeter>
+    private let mailbox = LatestValueMailbox(count: 2, initial: ChannelMeter())
+    private let ring: SPSCRing<Float>
+    private let reader: PlaybackReader
+    private let placeholder: UnsafeMutablePointer<Float>
+
+    /// Opens the file, connects to the server, registers the outputs, resolves the destinations
+    /// and prepares all realtime memory. Nothing plays until `start()`.
+    public init(_ configuration: PlaybackConfiguration) throws(PlaybackError) {
+        self.configuration = configuration
+        let file: SoundFileReader
+        do { file = try SoundFileReader(path: configuration.path) } catch { throw .file(error) }
+        guard file.channelCount > 0, file.sampleRate > 0 else {
+            throw .file(SoundFileError(.open, path: configuration.path, message: "the file has no audio"))
+        }
+        fileSampleRate = file.sampleRate
+        fileChannelCount = file.channelCount
+        fileFrameCount = file.frameCount
+        do { client = try JackClient(name: configuration.clientName, serverName: configuration.serverName) } catch { throw .jack(error) }
+        sampleRate = client.sampleRate
+
+        var chosen: [String]
+        if configuration.destinations.isEmpty {
+            chosen = Array(client.portNames(direction: .input, physicalOnly: true).prefix(2))
+        } else {
+            do {
+                chosen = try PortSelection.resolve(configuration.destinations, among: client.portNames(direction: .input), kind: "input")
+            } catch {
+                throw .unknownPort(error)
+            }
+        }
+        if chosen.count == 1 { chosen.append(chosen[0]) }  // one destination hears out_1 only
+        destinations = Array(chosen.prefix(2))
+
+        var registered: [JackPort] = []
+        for index in 1 ... 2 {
+            do { registered.append(try client.registerPort(name: "out_\(index)", direction: .output)) } catch { throw .jack(error) }
+        }
+        ports = registered
+        gains = PanLaw(volume: configuration.volume, pan: configuration.pan, sourceChannels: min(file.channelCount, 2))
+        let ratio = Double(client.sampleRate) / Double(file.sampleRate) / configuration.rate
+        framesPerPass = Double(file.frameCount) * ratio
+        plays = configuration.loops < 0 ? nil : configuration.loops + 1
+
+        counters = .allocate(capacity: 1)
+        counters.initialize(to: PlaybackCounters())
+        portHandles = .allocate(capacity: 2)
+        portHandles.initialize(from: registered.map(\.handle), count: 2)
+        placeholder = .allocate(capacity: 1)
+        outputBuffers = .allocate(capacity: 2)
+        outputBuffers.initialize(repeating: placeholder, count: 2)
+        meters = .allocate(capacity: 2)
+        meters.initialize(repeating: ChannelMeter(), count: 2)
+        ring = SPSCRing<Float>(capacity: max(Int(configuration.ringSeconds * Double(client.sampleRate)), 16384) * 2)
+        do {
+            reader = try PlaybackReader(file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
+        } catch {
+            throw .conversion("\(error)")
+        }
+        kernel = .allocate(capacity: 1)
+        kernel.initialize(to: PlaybackKernel(
+            ports: portHandles, outputs: outputBuffers, frames: ring.consumer, gains: gains, meters: meters,
+            meterCoefficients: MeterCoefficients(sampleRate: Double(client.sampleRate)), meterMailbox: mailbox.writer,
+            counters: counters))
+        let context = UnsafeMutableRawPointer(kernel)
+        do {
+            try client.setProcessCallback(playbackProcess, context: context)
+            try client.setXrunCallback(playbackXrun, context: context)
+        } catch {
+            throw .jack(error)
+        }
+        client.setShutdownCallback(playbackShutdown, context: context)
+    }
+
+    deinit {
+        stop()
+        kernel.deinitialize(count: 1)
+        kernel.deallocate()
+        outputBuffers.deallocate()
+        placeholder.deallocate()
+        portHandles.deallocate()
+        meters.deallocate()
+        counters.deinitialize(count: 1)
+        counters.deallocate()
+    }
+
+    /// Starts the reader, lets it fill the ring, activates and connects. Main thread.
+    public func start() throws(PlaybackError) {
+        reader.start()
+        // Give the reader a head start so the first cycles do not starve.
+        var waited = 0
+        while ring.consumer.availableToRead() < min(ring.capacity / 2, 8192 * 2) && waited < 200
+              && !reader.hasFailed.load(ordering: .acquiring) && counters.pointee.framesTotal.load(ordering: .acquiring) == .max {
+            usleep(5000)
+            waited += 1
+        }
+        do {
+            try client.activate()
+            try connect()
+        } catch {
+            throw .jack(error)
+        }
+    }
+
+    private func connect() throws(JackError) {
+        for (port, destination) in zip(ports, destinations) {
+            try client.connect(source: port.fullName, destination: destination)
+        }
+    }
+
+    /// The output meters (out_1, out_2). Main thread.
+    public func readings() -> [MeterReading] { mailbox.readLatest().0.map(\.reading) }
+
+    public var framesPlayed: UInt64 { counters.pointee.framesPlayed.load(ordering: .relaxed) }
+    public var framesStarved: UInt64 { counters.pointee.framesStarved.load(ordering: .relaxed) }
+    /// Total frames once the reader has queued the last one; nil before (and when looping forever).
+    public var framesTotal: UInt64? {
+        let total = counters.pointee.framesTotal.load(ordering: .acquiring)
+        return total == .max ? nil : total
+    }
+    public var isFinished: Bool { counters.pointee.isFinished.load(ordering: .acquiring) }
+    public var isPaused: Bool { counters.pointee.isPaused.load(ordering: .relaxed) }
+    public var xruns: UInt64 { counters.pointee.xruns.load(ordering: .relaxed) }
+    public var serverIsGone: Bool { counters.pointee.serverIsGone.load(ordering: .acquiring) }
+    public var readerFailure: String? { reader.hasFailed.load(ordering: .acquiring) ? reader.failure : nil }
+
+    /// Looks at the destinations: when one disappears, pauses (the callback plays silence and
+    /// keeps its place); when all are back, reconnects and resumes. Returns what changed.
+    /// Main thread, a few times a second.
+    public func checkRoute() -> RouteEvent? {
+        guard !destinations.isEmpty, !serverIsGone else { return nil }
+        let missing = destinations.filter { !client.portExists($0) }
+        if !missing.isEmpty && !isPaused {
+            counters.pointee.isPaused.store(true, ordering: .relaxed)
+            return .lost(missing)
+        }
+        if missing.isEmpty && isPaused {
+            do { try connect() } catch { return nil }
+            counters.pointee.isPaused.store(false, ordering: .relaxed)
+            return .restored(destinations)
+        }
+        return nil
+    }
+
+    /// Stops the reader and the client. Safe to call twice. Main thread.
+    public func stop() {
+        guard !isStopped else { return }
+        isStopped = true
+        if !serverIsGone { client.deactivate() }
+        reader.stop()
+        client.close()
+    }
+}
