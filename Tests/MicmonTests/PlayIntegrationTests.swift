@@ -1,0 +1,172 @@
+import DSP
+import Foundation
+import Glibc
+import SoundFile
+import Testing
+
+/// `micmon play` against a real JACK server, into a recording client in the test process.
+@Suite("Playback against a real JACK server", .serialized)
+struct PlayIntegrationTests {
+    /// Writes `frames` of `channels` (interleaved) to a float WAV at `rate`.
+    static func writeFile(_ path: String, rate: Int, channels: Int, samples: [Float]) throws {
+        let writer = try SoundFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float),
+                                         sampleRate: rate, channelCount: channels)
+        try samples.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
+        try writer.close()
+    }
+
+    /// The reference signal, frames 0 ..< count, interleaved stereo.
+    static func referenceStereo(_ count: Int) -> [Float] {
+        (0 ..< count).flatMap { [ReferenceSignal.value(channel: 0, frame: UInt64($0)), ReferenceSignal.value(channel: 1, frame: UInt64($0))] }
+    }
+
+    /// Plays `file` into a fresh recorder and returns the recorder's channels, from the first
+    /// non-silent frame on, and micmon's result.
+    static func playAndRecord(_ file: String, extra: [String] = [], recorderName: String) throws
+        -> (left: [Float], right: [Float], result: MicmonProcess.Result) {
+        let server = try SharedTestServer.require()
+        let recorder = try TestRecorder(serverName: server.name, clientName: recorderName, capacityFrames: 48000 * 20)
+        let result = try MicmonProcess.run(["play", file, "-s", server.name, "-n", recorderName + "-player",
+                                            "-o", recorder.inputPorts[0], "-o", recorder.inputPorts[1], "--json"] + extra, timeout: 60)
+        usleep(100_000)
+        let (left, right) = recorder.finish()
+        let first = left.indices.first { left[$0] != 0 || right[$0] != 0 } ?? left.count
+        return (Array(left[first...]), Array(right[first...]), result)
+    }
+
+    static func framesPlayed(_ result: MicmonProcess.Result) -> Int? {
+        guard let range = result.stdout.range(of: #""frames_played":(\d+)"#, options: .regularExpression) else { return nil }
+        return Int(result.stdout[range].split(separator: ":")[1])
+    }
+
+    @Test("volume 1, centre pan, rate 1: the recording is the file, sample for sample, and loops are exact")
+    func sampleExactWithLoops() throws {
+        let count = 24000
+        let samples = Self.referenceStereo(count)
+        let path = TestEnvironment.scratchFolder("play") + "/ref.wav"
+        try Self.writeFile(path, rate: 48000, channels: 2, samples: samples)
+        let (left, right, result) = try Self.playAndRecord(path, extra: ["--loops", "2"], recorderName: "precexact")
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        #expect(Self.framesPlayed(result) == 3 * count)
+        try #require(left.count >= 3 * count)
+        var mismatches = 0
+        for pass in 0 ..< 3 {
+            for frame in 0 ..< count where left[pass * count + frame] != samples[2 * frame] || right[pass * count + frame] != samples[2 * frame + 1] {
+                mismatches += 1
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(left[(3 * count)...].allSatisfy { $0 == 0 })       // nothing after the last loop
+    }
+
+    @Test("volume and pan known answers: stereo balance and mono constant power")
+    func volumeAndPan() throws {
+        let count = 9600
+        let folder = TestEnvironment.scratchFolder("pan")
+        let stereo = Self.referenceStereo(count)
+        try Self.writeFile(folder + "/stereo.wav", rate: 48000, channels: 2, samples: stereo)
+        let balanced = try Self.playAndRecord(folder + "/stereo.wav", extra: ["--volume", "0.5", "--pan", "-1"], recorderName: "precpan1")
+        #expect(balanced.result.exitCode == 0)
+        #expect(balanced.left.count >= count)
+        #expect((0 ..< count).allSatisfy { balanced.left[$0] == 0.5 * stereo[2 * $0] })   // exact: × 0.5
+        #expect(balanced.right.allSatisfy { $0 == 0 })                                     // pan −1 silences the right
+
+        let mono = (0 ..< count).map { ReferenceSignal.value(channel: 0, frame: UInt64($0)) }
+        try Self.writeFile(folder + "/mono.wav", rate: 48000, channels: 1, samples: mono)
+        let centred = try Self.playAndRecord(folder + "/mono.wav", recorderName: "precpan2")
+        let gain = Float(0.5.squareRoot())  // cos(π/4): −3.01 dB
+        #expect((0 ..< count).allSatisfy { abs(centred.left[$0] - gain * mono[$0]) <= 1e-6 && abs(centred.right[$0] - gain * mono[$0]) <= 1e-6 })
+        let right = try Self.playAndRecord(folder + "/mono.wav", extra: ["--pan", "1"], recorderName: "precpan3")
+        #expect((0 ..< count).allSatisfy { right.right[$0] == mono[$0] || abs(right.right[$0] - mono[$0]) <= 1e-6 })
+        #expect(right.left.allSatisfy { abs($0) <= 1e-6 })
+    }
+
+    @Test("rate 2 halves the duration; rate 0.5 doubles it (within one period)")
+    func rateChangesDuration() throws {
+        let count = 48000
+        let path = TestEnvironment.scratchFolder("rate") + "/one-second.wav"
+        try Self.writeFile(path, rate: 48000, channels: 2, samples: Self.referenceStereo(count))
+        let fast = try MicmonProcess.run(["play", path, "-s", try SharedTestServer.require().name, "-n", "prate2", "-o", "system:playback_*", "--rate", "2", "--json"])
+        #expect(fast.exitCode == 0)
+        let fastFrames = try #require(Self.framesPlayed(fast))
+        #expect(abs(fastFrames - count / 2) <= 256, "played \(fastFrames)")
+        let slow = try MicmonProcess.run(["play", path, "-s", try SharedTestServer.require().name, "-n", "prate05", "-o", "system:playback_*", "--rate", "0.5", "--json"])
+        let slowFrames = try #require(Self.framesPlayed(slow))
+        #expect(abs(slowFrames - count * 2) <= 256, "played \(slowFrames)")
+    }
+
+    @Test("a 44.1 kHz file plays at 48 kHz with its sine's frequency and level kept")
+    func resamplingKeepsFrequencyAndLevel() throws {
+        let rate = 44100
+        let frequency = 1000.0
+        let samples = (0 ..< rate).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / Double(rate))) }
+        let path = TestEnvironment.scratchFolder("resample") + "/sine44k.wav"
+        try Self.writeFile(path, rate: rate, channels: 1, samples: samples)
+        let played = try Self.playAndRecord(path, extra: ["--pan", "-1"], recorderName: "precsrc")
+        #expect(played.result.exitCode == 0)
+        let steady = Array(played.left[4800 ..< 43200])                 // 0.8 s in the middle
+        var crossings = 0
+        for i in 1 ..< steady.count where steady[i - 1] < 0 && steady[i] >= 0 { crossings += 1 }
+        let measured = Double(crossings) / (Double(steady.count) / 48000)
+        #expect(abs(measured - frequency) <= 2, "measured \(measured) Hz")
+        let rms = (steady.map { Double($0) * Double($0) }.reduce(0, +) / Double(steady.count)).squareRoot()
+        let level = 20 * log10(rms)
+        #expect(abs(level - 20 * log10(0.5 / 2.0.squareRoot())) <= 0.1, "level \(level) dBFS")
+    }
+
+    @Test("bad input exits 64 and plays nothing", arguments: [
+        (["/nonexistent/take.wav"], "No such file"),
+        (["TRUNCATED"], "cannot play"),
+        (["RANDOM"], "cannot play"),
+        (["DIR"], "is a directory"),
+        (["GOOD", "--volume", "1.5"], "--volume must be between 0 and 1"),
+        (["GOOD", "--pan", "-2"], "--pan must be between -1 and 1"),
+        (["GOOD", "--rate", "3"], "--rate must be between 0.5 and 2"),
+        (["GOOD", "--loops", "-2"], "--loops needs a whole number"),
+        (["GOOD", "-o", "nosuch:port"], "no JACK input port matches 'nosuch:port'"),
+    ])
+    func badInput(arguments: [String], message: String) throws {
+        let server = try SharedTestServer.require()
+        let folder = TestEnvironment.scratchFolder("playbad")
+        let good = folder + "/good.wav"
+        try Self.writeFile(good, rate: 48000, channels: 2, samples: Self.referenceStereo(4800))
+        let wav = try Data(contentsOf: URL(fileURLWithPath: good))
+        try wav.prefix(30).write(to: URL(fileURLWithPath: folder + "/truncated.wav"))
+        try Data((0 ..< 5000).map { _ in UInt8.random(in: 0 ... 255) }).write(to: URL(fileURLWithPath: folder + "/random.wav"))
+        let resolved = arguments.map { argument -> String in
+            switch argument {
+            case "GOOD": return good
+            case "TRUNCATED": return folder + "/truncated.wav"
+            case "RANDOM": return folder + "/random.wav"
+            case "DIR": return folder
+            default: return argument
+            }
+        }
+        let result = try MicmonProcess.run(["play"] + resolved + ["-s", server.name, "-n", "pbad"], timeout: 20)
+        #expect(result.exitCode == 64, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("the destination going away pauses playback; its return resumes it with nothing skipped")
+    func routeLossPausesAndResumes() throws {
+        let server = try SharedTestServer.require()
+        let count = 48000 * 2
+        let path = TestEnvironment.scratchFolder("route") + "/two-seconds.wav"
+        try Self.writeFile(path, rate: 48000, channels: 2, samples: Self.referenceStereo(count))
+        var recorder: TestRecorder? = try TestRecorder(serverName: server.name, clientName: "proute", capacityFrames: 48000 * 10)
+        let player = try MicmonProcess(["play", path, "-s", server.name, "-n", "proute-player",
+                                        "-o", "proute:in_1", "-o", "proute:in_2", "--json"])
+        Thread.sleep(forTimeInterval: 0.7)
+        _ = recorder?.finish()
+        recorder = nil
+        Thread.sleep(forTimeInterval: 1.0)
+        recorder = try TestRecorder(serverName: server.name, clientName: "proute", capacityFrames: 48000 * 10)
+        let result = player.wait(timeout: 30)
+        _ = recorder?.finish()
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("route lost"))
+        #expect(result.stderr.contains("resumed"))
+        #expect(Self.framesPlayed(result) == count)
+    }
+}
