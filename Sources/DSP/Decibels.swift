@@ -10,6 +10,11 @@ public enum Decibels {
     public static let aes17Offset: Double = 3.010299956639812
 
     /// 20·DSPMath.log10(amplitude), or `floor` for amplitudes at or below 10^(−8) and for NaN/∞.
+    /// The linear gain of `decibels` (0 dB → exactly 1). Any thread but the realtime one.
+    public static func gain(decibels: Double) -> Double {
+        decibels == 0 ? 1 : DSPMath.amplitude(decibels: decibels)
+    }
+
     public static func amplitudeToDBFS(_ amplitude: Double) -> Double {
         guard amplitude > 1e-8, amplitude.isFinite else { return floor }
         return 20 * DSPMath.log10(amplitude)

@@ -20,6 +20,15 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.inputs[channel] = UnsafePointer(JackPortBuffer.samples(kernel.pointee.ports[channel], frames: frameCount))
         channel += 1
     }
+    if let monitor = kernel.pointee.monitor {
+        var output = 0
+        while output < monitor.count {
+            // SAFETY: the route holds `count` ports and output slots.
+            monitor.outputs[output] = JackPortBuffer.samples(monitor.ports[output], frames: frameCount)
+            output += 1
+        }
+        kernel.pointee.monitorPass(frameCount: Int(frameCount))
+    }
     kernel.pointee.process(frameCount: Int(frameCount))
     if kernel.pointee.plantsAllocation { plantedAllocation() }
     let left = JackClock.now()

@@ -26,6 +26,8 @@ struct CaptureKernel {
     let timings: SPSCRing<CycleTiming>.Producer
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
+    /// Monitoring: the inputs (× gain) on output ports in the same cycle, or nil.
+    let monitor: MonitorRoute?
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
     var plantsAllocation = false
@@ -81,6 +83,32 @@ struct CaptureKernel {
         // Releasing: the ring and drop-log commits above happen-before a reader that sees this.
         counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
         if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+    }
+
+    /// Copies input c × gain to output c (c < the route's count) and meters the outputs, every
+    /// cycle, whether or not a take is running: what you hear is this cycle's input, with no
+    /// added period. Realtime thread, after the glue fetched the output buffers.
+    @_noLocks @_noAllocation
+    func monitorPass(frameCount: Int) {
+        guard let monitor else { return }
+        let gain = monitor.gain
+        let readings = monitor.meterMailbox.writeBuffer()
+        var channel = 0
+        while channel < monitor.count {
+            // SAFETY: the route holds `count` outputs and meters, count ≤ channelCount inputs;
+            // every buffer holds frameCount samples this cycle.
+            let source = inputs[channel]
+            let destination = monitor.outputs[channel]
+            var i = 0
+            while i < frameCount {
+                destination[i] = source[i] * gain
+                i += 1
+            }
+            monitor.meters[channel].process(destination, count: frameCount, coefficients: meterCoefficients)
+            readings[channel] = monitor.meters[channel]
+            channel += 1
+        }
+        monitor.meterMailbox.publish()
     }
 
     /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is
@@ -156,4 +184,15 @@ struct CaptureKernel {
         self.periodFrames = periodFrames
         self.periodUsecs = periodUsecs
     }
+}
+
+/// Where monitoring goes: output ports fed from the first `count` inputs. Memory owned by the
+/// session. The glue fills `outputs` each cycle.
+struct MonitorRoute {
+    let count: Int
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let gain: Float
+    let meters: UnsafeMutablePointer<ChannelMeter>
+    let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
 }

@@ -28,6 +28,19 @@ public struct CaptureConfiguration: Sendable {
     public var durationSeconds: Double?
     /// Capacity of the capture ring, in seconds of audio.
     public var ringSeconds: Double = 4
+    /// Monitoring: the inputs on `out_1`, `out_2` in the same cycle, or nil.
+    public var monitor: Monitoring?
+
+    public struct Monitoring: Sendable {
+        /// `-o` requests (exact names or patterns); empty means the first two physical
+        /// playback ports.
+        public var destinations: [String]
+        public var gainDecibels: Double
+        public init(destinations: [String] = [], gainDecibels: Double = 0) {
+            self.destinations = destinations
+            self.gainDecibels = gainDecibels
+        }
+    }
 
     public init() {}
 }
@@ -77,6 +90,9 @@ public final class CaptureSession {
     /// Things the user should know that are not errors (e.g. fewer capture ports than inputs).
     public private(set) var warnings: [String] = []
     public var isRecording: Bool { writer != nil }
+    /// Where the monitor outputs go (out_1 first); empty without monitoring.
+    public let monitorDestinations: [String]
+    public let monitorPorts: [JackPort]
 
     private let ports: [JackPort]
     private let kernel: UnsafeMutablePointer<CaptureKernel>
@@ -89,6 +105,7 @@ public final class CaptureSession {
     private let dropRing: SPSCRing<DropEvent>?
     private let writer: TakeWriter?
     private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
+    private let monitorMemory: MonitorMemory?
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public let callbackStatistics: CallbackStatistics
     private var isStarted = false
@@ -128,6 +145,31 @@ public final class CaptureSession {
         }
         ports = registered
         channelNames = registered.map(\.shortName)
+
+        if let monitor = configuration.monitor {
+            var chosen: [String]
+            if monitor.destinations.isEmpty {
+                chosen = Array(client.portNames(direction: .input, physicalOnly: true).prefix(2))
+            } else {
+                do {
+                    chosen = try PortSelection.resolve(monitor.destinations, among: client.portNames(direction: .input), kind: "input")
+                } catch {
+                    throw .unknownPort(error)
+                }
+            }
+            var outputs: [JackPort] = []
+            for index in 1 ... 2 {
+                do { outputs.append(try client.registerPort(name: "out_\(index)", direction: .output)) } catch { throw .jack(error) }
+            }
+            monitorPorts = outputs
+            monitorDestinations = Array(chosen.prefix(2))
+            let gain = Float(Decibels.gain(decibels: monitor.gainDecibels))
+            monitorMemory = MonitorMemory(ports: outputs.map(\.handle), gain: gain)
+        } else {
+            monitorPorts = []
+            monitorDestinations = []
+            monitorMemory = nil
+        }
 
         var fileWriter: SoundFileWriter?
         if let recording = configuration.recording {
@@ -176,7 +218,8 @@ public final class CaptureSession {
             channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
-            counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1)))
+            counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
+            monitor: monitorMemory?.route))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
@@ -214,6 +257,9 @@ public final class CaptureSession {
             for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
                 try client.connect(source: source, destination: port.fullName)
             }
+            for (port, destination) in zip(monitorPorts, monitorDestinations) {
+                try client.connect(source: port.fullName, destination: destination)
+            }
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
@@ -222,6 +268,11 @@ public final class CaptureSession {
 
     /// Folds the queued cycle timings into `callbackStatistics`. Main thread, a few times a second.
     public func drainTimings() { callbackStatistics.drain() }
+
+    /// The latest monitor output meters (out_1, out_2); empty without monitoring. Main thread.
+    public func monitorReadings() -> [MeterReading] {
+        monitorMemory.map { $0.mailbox.readLatest().0.map(\.reading) } ?? []
+    }
 
     /// The latest meter readings, one per input. Main thread.
     public func readings() -> [MeterReading] {
@@ -278,5 +329,35 @@ public final class CaptureSession {
             waited += 0.002
         }
         return false
+    }
+}
+
+/// The memory behind a `MonitorRoute`: prepared before activation, freed with the session.
+final class MonitorMemory {
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let meters: UnsafeMutablePointer<ChannelMeter>
+    let mailbox: LatestValueMailbox<ChannelMeter>
+    let placeholder: UnsafeMutablePointer<Float>
+    let route: MonitorRoute
+
+    init(ports handles: [OpaquePointer], gain: Float) {
+        let count = handles.count
+        ports = .allocate(capacity: count)
+        ports.initialize(from: handles, count: count)
+        placeholder = .allocate(capacity: 1)
+        outputs = .allocate(capacity: count)
+        outputs.initialize(repeating: placeholder, count: count)
+        meters = .allocate(capacity: count)
+        meters.initialize(repeating: ChannelMeter(), count: count)
+        mailbox = LatestValueMailbox(count: count, initial: ChannelMeter())
+        route = MonitorRoute(count: count, ports: ports, outputs: outputs, gain: gain, meters: meters, meterMailbox: mailbox.writer)
+    }
+
+    deinit {
+        ports.deallocate()
+        outputs.deallocate()
+        placeholder.deallocate()
+        meters.deallocate()
     }
 }

@@ -7,7 +7,7 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 enum Command: String {
-    case meter, record, demo
+    case meter, record, demo, monitor
 }
 
 /// What the user asked for, parsed and checked, before anything is started or created.
@@ -21,6 +21,10 @@ struct Invocation {
     var durationSeconds: Double?
     var format: AudioFileFormat?
     var force = false
+    /// Monitoring (`monitor`, or `record --monitor`): destinations and gain.
+    var monitors = false
+    var monitorDestinations: [String] = []
+    var monitorGainDecibels = 0.0
 }
 
 /// The result of parsing: run something, or print a text and exit.
@@ -37,9 +41,10 @@ enum ArgumentParser {
         if first == "-h" || first == "--help" || first == "help" { return .help(Usage.main) }
         if first == "--version" { return .version }
         guard let command = Command(rawValue: first) else {
-            throw UsageError("unknown command '\(first)' (commands: meter, record, demo; see micmon --help)")
+            throw UsageError("unknown command '\(first)' (commands: meter, record, play, monitor, demo; see micmon --help)")
         }
         var invocation = Invocation(command: command)
+        invocation.monitors = command == .monitor
         var formatName: String?
         var bitsName: String?
         var positional: [String] = []
@@ -83,6 +88,16 @@ enum ArgumentParser {
                 }
                 guard seconds > 0 else { throw UsageError("--duration must be greater than 0 (got \(text))") }
                 invocation.durationSeconds = seconds
+            case "--monitor" where command == .record:
+                invocation.monitors = true
+            case "-o" where command == .monitor || command == .record, "--output" where command == .monitor || command == .record:
+                invocation.monitorDestinations.append(try value(for: option, inline: inline))
+            case "--gain" where command == .monitor || command == .record:
+                let text = try value(for: option, inline: inline)
+                guard let gain = Double(text), gain.isFinite, gain >= -60, gain <= 24 else {
+                    throw UsageError("--gain needs a number of dB from -60 to 24, not '\(text)'")
+                }
+                invocation.monitorGainDecibels = gain
             case "--format":
                 formatName = try value(for: option, inline: inline)
             case "--bits":
@@ -103,7 +118,7 @@ enum ArgumentParser {
             guard let path = positional.first else { throw UsageError("record needs a FILE to write (see micmon record --help)") }
             guard positional.count == 1 else { throw UsageError("record takes one FILE, got: \(positional.joined(separator: " "))") }
             invocation.filePath = path
-        case .meter, .demo:
+        case .meter, .demo, .monitor:
             if let extra = positional.first { throw UsageError("unexpected argument '\(extra)' for micmon \(command.rawValue)") }
         }
 
@@ -111,6 +126,9 @@ enum ArgumentParser {
             invocation.format = try chooseFormat(path: path, formatName: formatName, bitsName: bitsName)
         } else if formatName != nil || bitsName != nil || invocation.force {
             throw UsageError("--format, --bits and --force apply only when recording")
+        }
+        if !invocation.monitors && (!invocation.monitorDestinations.isEmpty || invocation.monitorGainDecibels != 0) {
+            throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
         }
         return .run(invocation)
     }
@@ -120,6 +138,7 @@ enum ArgumentParser {
         case .meter: return Usage.meter
         case .record: return Usage.record
         case .demo: return Usage.demo
+        case .monitor: return Usage.monitor
         }
     }
 

@@ -25,6 +25,9 @@ enum CaptureCommand {
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format)
         }
+        if invocation.monitors {
+            configuration.monitor = .init(destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
+        }
         return run(configuration, json: invocation.json)
     }
 

@@ -71,9 +71,13 @@ final class MeterOutput {
 
     private func display(_ session: CaptureSession) -> ([ChannelDisplay], MeterStatus) {
         let readings = session.readings()
-        let channels = zip(session.channelNames, readings).enumerated().map { index, pair in
+        var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
             ChannelDisplay(name: pair.0, peakDBFS: pair.1.peakDBFS, holdDBFS: pair.1.holdDBFS, rmsDBFS: pair.1.rmsDBFS,
                            clipCount: pair.1.clipCount, isConnected: !session.sourcePorts[index].isEmpty)
+        }
+        // Monitoring: the outputs too, after the inputs.
+        for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {
+            channels.append(ChannelDisplay(name: port.shortName, reading: reading, isConnected: true))
         }
         let frames = session.framesTaken
         let status = MeterStatus(elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,

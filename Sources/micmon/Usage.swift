@@ -8,12 +8,17 @@ enum Usage {
     Usage:
       micmon meter  [-p PORT]... [--json] [--duration S]
       micmon record FILE [-p PORT]... [--format F] [--bits B] [--duration S] [--force] [--json]
+      micmon play   FILE [-o PORT]... [--volume V] [--pan P] [--loops N] [--rate R]
+      micmon monitor [-p PORT]... [-o PORT]... [--gain DB] [--json] [--duration S]
       micmon demo   [--record FILE] [--duration S] [--json]
       micmon --help | --version | COMMAND --help
 
     Commands:
       meter    live peak/RMS meters of two inputs, nothing written
-      record   record the inputs to FILE (libsndfile) while metering them
+      record   record the inputs to FILE (libsndfile) while metering them;
+               with --monitor, also hear them on the outputs
+      play     play a file through JACK (volume, pan, loops, varispeed)
+      monitor  the inputs on the outputs in the same cycle (no added latency)
       demo     start a private JACK server on the dummy backend with a built-in
                two-mic demo voice, and meter (or --record) it; for machines
                without a sound card
@@ -66,7 +71,8 @@ enum Usage {
     micmon record — record the inputs to a file while metering them
 
     Usage: micmon record FILE [-p PORT]... [--format F] [--bits B] [--duration S]
-                              [--force] [--json] [-n NAME] [-s SERVER]
+                              [--force] [--monitor [-o PORT]... [--gain DB]]
+                              [--json] [-n NAME] [-s SERVER]
 
     Record options:
           --format F      wav | w64 | rf64 | caf | flac. Default: from FILE's
@@ -75,11 +81,33 @@ enum Usage {
           --bits B        16 | 24 | 32 | float (default float; flac: 16 or 24,
                           default 24). The rate is the server's.
           --force         overwrite FILE if it exists
+          --monitor       also play the inputs on out_1, out_2 while recording
+                          (-o and --gain as in micmon monitor)
 
     Every frame the server delivers is written. The header is rewritten after
     every write, so even kill -9 leaves a file that opens. A period that cannot
     be queued is counted as dropped and written as silence in its place, so the
     file keeps its timeline; the summary lists each drop and the exit code is 75.
+
+    \(common)
+    \(exitCodes)
+    """
+
+    static let monitor = """
+    micmon monitor — hear the inputs on the outputs, with meters for both
+
+    Usage: micmon monitor [-p PORT]... [-o PORT]... [--gain DB] [--json]
+                          [--duration S] [-n NAME] [-s SERVER]
+
+    in_1 goes to out_1 and in_2 to out_2 in the same process cycle, so
+    monitoring adds no period of latency. At --gain 0 the outputs are the
+    inputs, bit for bit.
+
+    Monitor options:
+      -o, --output PORT   destination for the next output (out_1, out_2);
+                          repeatable, exact names or patterns. Default: the
+                          first two physical playback ports.
+          --gain DB       output gain, -60 … 24 dB (default 0)
 
     \(common)
     \(exitCodes)

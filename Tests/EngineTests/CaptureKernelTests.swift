@@ -39,7 +39,8 @@ final class CaptureKernelTests {
         var kernel = CaptureKernel(channelCount: 2, ports: ports, inputs: inputs, meters: meters,
                                    meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
                                    samples: samples.producer, drops: drops.producer, counters: counters,
-                                   client: OpaquePointer(bitPattern: 0x10)!, timings: timings.producer, frameLimit: frameLimit)
+                                   client: OpaquePointer(bitPattern: 0x10)!, timings: timings.producer, frameLimit: frameLimit,
+                                   monitor: nil)
         kernel.isTaking = true
         return kernel
     }

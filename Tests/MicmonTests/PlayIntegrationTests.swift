@@ -5,7 +5,8 @@ import SoundFile
 import Testing
 
 /// `micmon play` against a real JACK server, into a recording client in the test process.
-@Suite("Playback against a real JACK server", .serialized)
+extension JackIntegrationTests {
+@Suite("Playback against a real JACK server")
 struct PlayIntegrationTests {
     /// Writes `frames` of `channels` (interleaved) to a float WAV at `rate`.
     static func writeFile(_ path: String, rate: Int, channels: Int, samples: [Float]) throws {
@@ -169,4 +170,5 @@ struct PlayIntegrationTests {
         #expect(result.stderr.contains("resumed"))
         #expect(Self.framesPlayed(result) == count)
     }
+}
 }

@@ -7,7 +7,8 @@ import Testing
 
 /// `micmon record` against a real JACK server, fed by `TestSignalSource`; every take is checked
 /// sample for sample.
-@Suite("Recording against a real JACK server", .serialized)
+extension JackIntegrationTests {
+@Suite("Recording against a real JACK server")
 struct RecordIntegrationTests {
     static let takeSeconds = 20.0
 
@@ -112,6 +113,7 @@ struct RecordIntegrationTests {
         #expect(samples.count == Int(reader.frameCount) * 2)
         #expect(samples.contains { $0.magnitude > 0.01 })
     }
+}
 }
 
 /// Finds jackd processes by server name (/proc), for tests that must stop a child's child.
