@@ -149,6 +149,29 @@ struct PlayIntegrationTests {
         #expect(result.stdout.isEmpty)
     }
 
+    @Test("--on-route-loss stop ends playback when the destination goes away; SIGINT stops with exit 0")
+    func routeLossStopsAndInterruptIsClean() throws {
+        let server = try SharedTestServer.require()
+        let path = TestEnvironment.scratchFolder("routestop") + "/five-seconds.wav"
+        try Self.writeFile(path, rate: 48000, channels: 2, samples: Self.referenceStereo(48000 * 5))
+        let recorder = try TestRecorder(serverName: server.name, clientName: "pstop", capacityFrames: 48000 * 10)
+        let player = try MicmonProcess(["play", path, "-s", server.name, "-n", "pstop-player", "-o", "pstop:in_1", "-o", "pstop:in_2",
+                                        "--on-route-loss", "stop", "--json"])
+        Thread.sleep(forTimeInterval: 1.0)
+        _ = recorder.finish()
+        let stopped = player.wait(timeout: 10)
+        #expect(stopped.exitCode == 0, "stderr: \(stopped.stderr)")
+        #expect(stopped.stdout.contains("\"reason\":\"route lost\""))
+        #expect((Self.framesPlayed(stopped) ?? 0) < 48000 * 4)
+
+        let interrupted = try MicmonProcess(["play", path, "-s", server.name, "-n", "pint-player", "-o", "system:playback_*", "--json"])
+        Thread.sleep(forTimeInterval: 1.0)
+        interrupted.signal(SIGINT)
+        let result = interrupted.wait(timeout: 10)
+        #expect(result.exitCode == 0)
+        #expect(result.stdout.contains("interrupted (SIGINT)"))
+    }
+
     @Test("the destination going away pauses playback; its return resumes it with nothing skipped")
     func routeLossPausesAndResumes() throws {
         let server = try SharedTestServer.require()
