@@ -200,8 +200,9 @@ public final class CaptureSession {
             let drops = SPSCRing<DropEvent>(capacity: 1024)
             sampleRing = samples
             dropRing = drops
+            let stall = getenv("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double(String(cString: $0)) } ?? 0
             writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
-                                counters: counters, channelCount: channelCount)
+                                counters: counters, channelCount: channelCount, stallSeconds: stall)
         } else {
             sampleRing = nil
             dropRing = nil

@@ -13,6 +13,9 @@ final class TakeWriter: @unchecked Sendable {
     private let counters: UnsafeMutablePointer<CaptureCounters>
     private let channelCount: Int
     private let wakeInterval: Duration
+    /// Test-only: seconds the writer sleeps before its first drain (`MICMON_TEST_WRITER_STALL_SECONDS`),
+    /// so tests can fill the ring and watch drops become silence. 0 otherwise.
+    private let stallSeconds: Double
     private let silence: UnsafeMutableBufferPointer<Float>
 
     private let stopRequested = Atomic<Bool>(false)
@@ -30,7 +33,9 @@ final class TakeWriter: @unchecked Sendable {
     private var thread: Thread?
 
     init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
-         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(20)) {
+         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(20),
+         stallSeconds: Double = 0) {
+        self.stallSeconds = stallSeconds
         self.file = file
         self.samples = samples
         self.drops = drops
@@ -61,6 +66,11 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     private func run() {
+        var stalled = 0.0
+        while stalled < stallSeconds && !stopRequested.load(ordering: .acquiring) {
+            Thread.sleep(forTimeInterval: 0.01)
+            stalled += 0.01
+        }
         while true {
             let stopping = stopRequested.load(ordering: .acquiring)
             drain()

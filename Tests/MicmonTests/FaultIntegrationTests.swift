@@ -1,0 +1,130 @@
+import DSP
+import Foundation
+import Glibc
+import SoundFile
+import Testing
+
+extension JackIntegrationTests {
+/// Things going wrong mid-take: a stalled writer, a full disk, a period change; and the paths
+/// users give.
+@Suite("Faults")
+struct FaultIntegrationTests {
+    static var isRoot: Bool { getuid() == 0 }
+
+    func recordArguments(_ path: String, _ server: SharedTestServer, name: String) -> [String] {
+        ["record", path, "-s", server.name, "-n", name, "-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1]]
+    }
+
+    /// The take matches the reference signal except inside `drops` (start, length), which must
+    /// be silence; the source keeps counting through a drop.
+    static func verifyWithDrops(_ path: String, drops: [(Int, Int)]) throws -> (frames: Int, mismatches: Int) {
+        let samples = try SoundFileReader(path: path).readAllFloats()
+        let frames = samples.count / 2
+        let match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[0 ..< 2 * min(frames, 1000)])) }
+        guard let start = match.startFrame else { return (frames, frames) }
+        var mismatches = 0
+        for i in 0 ..< frames {
+            let inDrop = drops.contains { i >= $0.0 && i < $0.0 + $0.1 }
+            let expected: (Float, Float) = inDrop ? (0, 0)
+                : (ReferenceSignal.value(channel: 0, frame: start + UInt64(i)), ReferenceSignal.value(channel: 1, frame: start + UInt64(i)))
+            if samples[2 * i] != expected.0 || samples[2 * i + 1] != expected.1 { mismatches += 1 }
+        }
+        return (frames, mismatches)
+    }
+
+    @Test("a stalled writer: drops are counted, listed, silent in place; the file keeps the take's length; exit 75")
+    func writerStall() throws {
+        let server = try SharedTestServer.require()
+        let path = TestEnvironment.scratchFolder("stall") + "/take.wav"
+        let result = try MicmonProcess.run(recordArguments(path, server, name: "stall") + ["--duration", "8", "--json"],
+                                           environment: ["MICMON_TEST_WRITER_STALL_SECONDS": "6"], timeout: 40)
+        #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+        // "drops":[{"start_frame":N,"length":M,...}]
+        let drops = summary.matches(of: /"start_frame":(\d+),"length":(\d+)/).map { (Int($0.output.1)!, Int($0.output.2)!) }
+        #expect(!drops.isEmpty, "summary: \(summary)")
+        let dropped = drops.map(\.1).reduce(0, +)
+        #expect(summary.contains("\"frames_dropped\":\(dropped)"))
+        #expect(dropped >= 48000, "only \(dropped) frames dropped in a 6 s stall with a 4 s ring")
+        let (frames, mismatches) = try Self.verifyWithDrops(path, drops: drops)
+        #expect(frames == 8 * 48000)
+        #expect(mismatches == 0)
+        #expect(result.stderr.contains("frames were dropped"))
+    }
+
+    @Test("a full disk: the error is reported once, the file holds everything up to it, exit 74",
+          .enabled(if: isRoot, "needs root to mount a small tmpfs"))
+    func fullDisk() throws {
+        let server = try SharedTestServer.require()
+        let mountPoint = TestEnvironment.scratchFolder("fulldisk")
+        #expect(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
+        defer { _ = Shell.run("umount", mountPoint) }
+        let path = mountPoint + "/take.wav"
+        let result = try MicmonProcess.run(recordArguments(path, server, name: "fulldisk") + ["--duration", "30"], timeout: 40)
+        #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+        let errors = result.stderr.split(separator: "\n").filter { $0.contains("cannot write") }
+        #expect(errors.count == 1, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("the file could not be written"))
+        let (frames, mismatches) = try Self.verifyWithDrops(path, drops: [])
+        #expect(frames > 48000, "only \(frames) frames kept")
+        #expect(mismatches == 0)
+    }
+
+    @Test("a read-only folder is refused before anything starts", .enabled(if: isRoot, "needs root to mount a read-only tmpfs"))
+    func readOnlyFolder() throws {
+        let mountPoint = TestEnvironment.scratchFolder("readonly")
+        #expect(Shell.run("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mountPoint) == 0)
+        defer { _ = Shell.run("umount", mountPoint) }
+        let result = try MicmonProcess.run(["record", mountPoint + "/take.wav", "-s", "micmon-no-such-server"], timeout: 20)
+        #expect(result.exitCode == 64)
+        #expect(result.stderr.contains("Read-only file system"), "stderr: \(result.stderr)")
+    }
+
+    @Test("file names with spaces and unicode work")
+    func spacesAndUnicode() throws {
+        let server = try SharedTestServer.require()
+        let path = TestEnvironment.scratchFolder("names") + "/take with spaces – Grüße 🎙.wav"
+        let result = try MicmonProcess.run(recordArguments(path, server, name: "names") + ["--duration", "1"], timeout: 20)
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        let outcome = try TakeCheck.verify(path: path)
+        #expect(outcome.frameCount == 48000 && outcome.mismatchedFrames == 0)
+        #expect(result.stdout.contains("Grüße 🎙.wav"))
+    }
+
+    @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")
+    func periodChange() throws {
+        let server = try SharedTestServer.require()
+        let path = TestEnvironment.scratchFolder("bufsize") + "/take.wav"
+        let child = try MicmonProcess(recordArguments(path, server, name: "bufsize") + ["--duration", "6", "--json"])
+        Thread.sleep(forTimeInterval: 2)
+        let original = server.source.client.bufferSize
+        #expect(Shell.run("jack_bufsize", String(original / 2), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
+        Thread.sleep(forTimeInterval: 2)
+        #expect(Shell.run("jack_bufsize", String(original), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
+        let result = child.wait(timeout: 30)
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        let outcome = try TakeCheck.verify(path: path)
+        #expect(outcome.frameCount == 6 * 48000)
+        #expect(outcome.mismatchedFrames == 0, "first mismatch at \(outcome.firstMismatch ?? -1)")
+    }
+}
+}
+
+/// Runs a command and returns its exit status (output discarded).
+enum Shell {
+    @discardableResult
+    static func run(_ arguments: String..., environment: [String: String] = [:]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
