@@ -88,3 +88,25 @@ nonisolated func captureShutdown(_ status: UInt32, _ reason: UnsafePointer<CChar
 nonisolated func captureThreadInit(_ context: UnsafeMutableRawPointer?) {
     RealtimeHooks.enableFlushToZero()
 }
+
+/// A port appeared or went away somewhere in the graph: queue the time for the main thread's
+/// `RouteWatch`. JACK's notification thread; never blocks (a full ring drops the note, and the
+/// main thread looks once a second anyway).
+nonisolated func capturePortRegistration(_ port: UInt32, _ registered: Int32, _ context: UnsafeMutableRawPointer?) {
+    noteRouteChange(context)
+}
+
+/// A connection was made or broken somewhere in the graph. JACK's notification thread.
+nonisolated func capturePortConnect(_ a: UInt32, _ b: UInt32, _ connected: Int32, _ context: UnsafeMutableRawPointer?) {
+    noteRouteChange(context)
+}
+
+nonisolated func noteRouteChange(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    // SAFETY: as in captureXrun; the ring outlives the client.
+    let changes = context.assumingMemoryBound(to: CaptureKernel.self).pointee.routeChanges
+    if let slot = changes.writableSlices(count: 1) {
+        slot.first[0] = JackClock.now()
+        changes.commitWrite(count: 1)
+    }
+}

@@ -26,6 +26,8 @@ struct CaptureKernel {
     let timings: SPSCRing<CycleTiming>.Producer
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
+    /// Where JACK's notification thread notes port and connection changes (not the realtime thread).
+    let routeChanges: SPSCRing<UInt64>.Producer
     /// Monitoring: the inputs (× gain) on output ports in the same cycle, or nil.
     let monitor: MonitorRoute?
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a

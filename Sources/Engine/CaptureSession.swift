@@ -106,6 +106,7 @@ public final class CaptureSession {
     private let writer: TakeWriter?
     private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
     private let monitorMemory: MonitorMemory?
+    private let routeWatch: RouteWatch
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public let callbackStatistics: CallbackStatistics
     private var isStarted = false
@@ -212,6 +213,7 @@ public final class CaptureSession {
         let frameLimit = configuration.durationSeconds.map { UInt64(($0 * rate).rounded()) } ?? .max
 
         callbackStatistics = CallbackStatistics(timings: timingRing.consumer)
+        routeWatch = RouteWatch(client: client, ports: registered, sources: sources)
         let samplesProducer = sampleRing?.producer
         let dropsProducer = dropRing?.producer
         kernel = .allocate(capacity: 1)
@@ -220,7 +222,7 @@ public final class CaptureSession {
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
             counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
-            monitor: monitorMemory?.route))
+            routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
@@ -230,6 +232,8 @@ public final class CaptureSession {
             try client.setBufferSizeCallback(captureBufferSize, context: context)
             try client.setSampleRateCallback(captureSampleRate, context: context)
             try client.setThreadInitCallback(captureThreadInit, context: context)
+            try client.setPortRegistrationCallback(capturePortRegistration, context: context)
+            try client.setPortConnectCallback(capturePortConnect, context: context)
         } catch {
             throw .jack(error)
         }
@@ -266,6 +270,15 @@ public final class CaptureSession {
             throw .jack(error)
         }
     }
+
+    /// Route changes since the last call: sources gone, back (reconnected), or connections
+    /// changed by someone else. Main thread, a few times a second.
+    public func pollRoute() -> [RouteChange] {
+        routeWatch.poll(takeSeconds: Double(framesTaken) / Double(sampleRate))
+    }
+
+    /// Whether each input has a connection now (as of the last `pollRoute()`).
+    public var inputIsConnected: [Bool] { routeWatch.isConnected }
 
     /// Folds the queued cycle timings into `callbackStatistics`. Main thread, a few times a second.
     public func drainTimings() { callbackStatistics.drain() }

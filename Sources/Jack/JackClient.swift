@@ -8,6 +8,10 @@ public typealias JackProcessCallback = @convention(c) (UInt32, UnsafeMutableRawP
 public typealias JackFrameCountCallback = @convention(c) (UInt32, UnsafeMutableRawPointer?) -> Int32
 public typealias JackNotifyCallback = @convention(c) (UnsafeMutableRawPointer?) -> Int32
 public typealias JackThreadInitCallback = @convention(c) (UnsafeMutableRawPointer?) -> Void
+/// (port id, 1 registered / 0 unregistered, context). JACK's notification thread.
+public typealias JackPortRegistrationCallback = @convention(c) (UInt32, Int32, UnsafeMutableRawPointer?) -> Void
+/// (port id a, port id b, 1 connected / 0 disconnected, context). JACK's notification thread.
+public typealias JackPortConnectCallback = @convention(c) (UInt32, UInt32, Int32, UnsafeMutableRawPointer?) -> Void
 /// (status bits, reason, context); may run on any thread, even the realtime one.
 public typealias JackShutdownCallback = @convention(c) (UInt32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
 
@@ -112,6 +116,16 @@ public final class JackClient: @unchecked Sendable {
         // SAFETY: jack_status_t is a C enum of UInt32 raw values; the two function types have one ABI.
         let cCallback = unsafeBitCast(callback, to: JackInfoShutdownCallback.self)
         jack_on_info_shutdown(handle, cCallback, context)
+    }
+
+    public func setPortRegistrationCallback(_ callback: JackPortRegistrationCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_port_registration_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_port_registration_callback", code: code) }
+    }
+
+    public func setPortConnectCallback(_ callback: JackPortConnectCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+        let code = jack_set_port_connect_callback(handle, callback, context)
+        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_port_connect_callback", code: code) }
     }
 
     public func activate() throws(JackError) {

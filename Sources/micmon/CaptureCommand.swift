@@ -53,6 +53,7 @@ enum CaptureCommand {
         while true {
             StopSignals.sleep(seconds: uiInterval)
             session.drainTimings()
+            for change in session.pollRoute() { output.report(change) }
             output.update(session)
             if StopSignals.received != 0 { stopReason = StopSignals.received == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"; break }
             if session.isComplete { stopReason = "duration reached"; break }

@@ -39,6 +39,17 @@ final class MeterOutput {
         }
     }
 
+    /// Reports a route change: on stderr with its time in the take, and as a JSON line with --json.
+    func report(_ change: RouteChange) {
+        let seconds = String(Int(change.takeSeconds * 1000)) .paddedMillis
+        Console.error("micmon: [\(seconds) s] \(change.description)")
+        linesOnScreen = 0  // the bars are redrawn below the message
+        if mode == .json {
+            let ports = change.ports.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            Console.out("{\"type\":\"event\",\"time\":\(seconds),\"event\":\"\(change.kind.rawValue)\",\"input\":\"\(change.input)\",\"ports\":[\(ports.joined(separator: ","))]}\n")
+        }
+    }
+
     /// Restores the terminal. Main thread.
     func finish(_ session: CaptureSession) {
         if mode == .terminal { Console.out("\u{1B}[?25h") }
@@ -73,7 +84,7 @@ final class MeterOutput {
         let readings = session.readings()
         var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
             ChannelDisplay(name: pair.0, peakDBFS: pair.1.peakDBFS, holdDBFS: pair.1.holdDBFS, rmsDBFS: pair.1.rmsDBFS,
-                           clipCount: pair.1.clipCount, isConnected: !session.sourcePorts[index].isEmpty)
+                           clipCount: pair.1.clipCount, isConnected: session.inputIsConnected[index])
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {
@@ -84,5 +95,13 @@ final class MeterOutput {
                                  xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
                                  framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
         return (channels, status)
+    }
+}
+
+private extension String {
+    /// "1234" (milliseconds) as "1.234".
+    var paddedMillis: String {
+        let digits = String(repeating: "0", count: max(0, 4 - count)) + self
+        return String(digits.dropLast(3)) + "." + String(digits.suffix(3))
     }
 }

@@ -91,6 +91,49 @@ struct FaultIntegrationTests {
         #expect(result.stdout.contains("Grüße 🎙.wav"))
     }
 
+    @Test("a source that quits mid-take reads as silence, is reported, and is reconnected when it returns")
+    func sourceGoneAndBack() throws {
+        let server = try SharedTestServer.require()
+        var source: TestSignalSource? = try TestSignalSource(serverName: server.name, clientName: "route-src")
+        let path = TestEnvironment.scratchFolder("route") + "/take.wav"
+        let child = try MicmonProcess(["record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*", "--duration", "5", "--json"])
+        Thread.sleep(forTimeInterval: 1.5)
+        source?.stop()
+        source = nil
+        Thread.sleep(forTimeInterval: 1.5)
+        source = try TestSignalSource(serverName: server.name, clientName: "route-src")
+        let result = child.wait(timeout: 30)
+        source?.stop()
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("in_1: source route-src:out_1 went away"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("in_1: source route-src:out_1 is back; reconnected"))
+        #expect(result.stdout.contains("\"event\":\"source_gone\",\"input\":\"in_2\""))
+        #expect(result.stdout.contains("\"event\":\"source_back\",\"input\":\"in_2\""))
+        #expect(result.stdout.contains("\"connected\":false"))
+        // The take: the first source, then silence, then the second source, each exact.
+        let samples = try SoundFileReader(path: path).readAllFloats()
+        #expect(samples.count == 5 * 48000 * 2)
+        var segments: [Range<Int>] = []
+        var start: Int?
+        for frame in 0 ..< samples.count / 2 {
+            let silent = samples[2 * frame] == 0 && samples[2 * frame + 1] == 0
+            if !silent && start == nil { start = frame }
+            if silent, let begun = start { segments.append(begun ..< frame); start = nil }
+        }
+        if let begun = start { segments.append(begun ..< samples.count / 2) }
+        let long = segments.filter { $0.count > 4800 }
+        #expect(long.count == 2, "segments: \(segments.prefix(10))")
+        for (index, segment) in long.enumerated() {
+            // The two inputs reconnect with two jack_connect calls, so the second segment may
+            // begin with a period or two where only in_1 is back: check from 2048 frames in.
+            let from = segment.lowerBound + (index == 0 ? 0 : 2048)
+            let match = samples.withUnsafeBufferPointer {
+                ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[2 * from ..< 2 * segment.upperBound]))
+            }
+            #expect(match.startFrame != nil && match.mismatchedFrames == 0, "segment \(segment): \(match)")
+        }
+    }
+
     @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")
     func periodChange() throws {
         let server = try SharedTestServer.require()
