@@ -21,6 +21,8 @@ struct Invocation {
     var durationSeconds: Double?
     var format: AudioFileFormat?
     var force = false
+    /// `--wait-server`: after the server goes away, wait for it and go on (continuation files).
+    var waitsForServer = false
     /// Monitoring (`monitor`, or `record --monitor`): destinations and gain.
     var monitors = false
     var monitorDestinations: [String] = []
@@ -81,6 +83,8 @@ enum ArgumentParser {
                 invocation.json = true
             case "--force":
                 invocation.force = true
+            case "--wait-server" where command != .demo:
+                invocation.waitsForServer = true
             case "--duration":
                 let text = try value(for: option, inline: inline)
                 guard let seconds = Double(text), seconds.isFinite else {

@@ -28,7 +28,51 @@ enum CaptureCommand {
         if invocation.monitors {
             configuration.monitor = .init(destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
         }
-        return run(configuration, json: invocation.json)
+        guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
+        return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
+    }
+
+    /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
+    /// server of the same name, and goes on into a continuation file (take-2.wav, take-3.wav …).
+    /// A lost server is then not an error; SIGINT/SIGTERM while waiting ends with exit 0.
+    static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
+        var configuration = first
+        var takeNumber = 1
+        while true {
+            let code = run(configuration, json: json)
+            guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
+            let server = configuration.serverName ?? JackClient.defaultServerName
+            Console.error("micmon: waiting for server '\(server)' to come back (Ctrl-C stops)")
+            while true {
+                StopSignals.sleep(seconds: 0.5)
+                if StopSignals.received != 0 { return .ok }
+                if let probe = try? JackClient(name: configuration.clientName + "-probe", serverName: configuration.serverName) {
+                    probe.close()
+                    break
+                }
+            }
+            takeNumber += 1
+            if let recording = first.recording {
+                let path = continuationPath(recording.path, take: takeNumber)
+                do { try OutputPath.check(path, force: force) } catch {
+                    Console.error("micmon: \(error.description)")
+                    return .usage
+                }
+                configuration.recording?.path = path
+                Console.error("micmon: the server is back; continuing into \(path)")
+            } else {
+                Console.error("micmon: the server is back; continuing")
+            }
+        }
+    }
+
+    /// take.wav → take-2.wav (the number goes before the extension).
+    static func continuationPath(_ path: String, take: Int) -> String {
+        let slash = path.lastIndex(of: "/")
+        if let dot = path.lastIndex(of: "."), slash.map({ $0 < dot }) ?? true, dot != path.startIndex {
+            return String(path[..<dot]) + "-\(take)" + String(path[dot...])
+        }
+        return path + "-\(take)"
     }
 
     static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {

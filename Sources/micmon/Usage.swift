@@ -36,6 +36,9 @@ enum Usage {
       -s, --server NAME   JACK server name (default: $JACK_DEFAULT_SERVER or "default")
           --duration S    stop after S seconds (a take then holds exactly S × rate frames)
           --json          print one JSON object per meter update instead of bars
+          --wait-server   when the server goes away, finalize the take, wait for a
+                          server of the same name and go on (record: into take-2.wav,
+                          take-3.wav, ...); a lost server is then not an error
       -h, --help          show help;  --version: show the version
 
     Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s

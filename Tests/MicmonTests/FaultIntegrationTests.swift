@@ -134,6 +134,44 @@ struct FaultIntegrationTests {
         }
     }
 
+    /// The server here is started with jackd directly and probed with jack_wait: the test
+    /// process itself must stay a client of the shared server only.
+    @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
+    func waitForServer() throws {
+        let name = "micmon-wait-\(getpid())"
+        func startServer() throws -> Process {
+            let jackd = Process()
+            jackd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            jackd.arguments = ["jackd", "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256"]
+            jackd.standardOutput = FileHandle.nullDevice
+            jackd.standardError = FileHandle.nullDevice
+            try jackd.run()
+            #expect(Shell.run("jack_wait", "-s", name, "-w", "-t", "10") == 0)
+            return jackd
+        }
+        var server = try startServer()
+        let folder = TestEnvironment.scratchFolder("wait")
+        let child = try MicmonProcess(["record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server"])
+        Thread.sleep(forTimeInterval: 2)
+        server.terminate()
+        server.waitUntilExit()
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(child.process.isRunning, "micmon should be waiting for the server")
+        server = try startServer()
+        Thread.sleep(forTimeInterval: 2.5)
+        child.signal(SIGINT)
+        let result = child.wait(timeout: 20)
+        server.terminate()
+        server.waitUntilExit()
+        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("waiting for server '\(name)'"))
+        #expect(result.stderr.contains("continuing into \(folder)/take-2.wav"))
+        for file in ["take.wav", "take-2.wav"] {
+            let reader = try SoundFileReader(path: folder + "/" + file)
+            #expect(reader.frameCount >= 48000, "\(file): \(reader.frameCount) frames")
+        }
+    }
+
     @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")
     func periodChange() throws {
         let server = try SharedTestServer.require()
