@@ -33,7 +33,7 @@ final class TakeWriter: @unchecked Sendable {
     private var thread: Thread?
 
     init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
-         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(20),
+         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(100),
          stallSeconds: Double = 0) {
         self.stallSeconds = stallSeconds
         self.file = file

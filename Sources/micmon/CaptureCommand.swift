@@ -7,9 +7,6 @@ import TerminalUI
 
 /// `micmon meter` and `micmon record`: run a capture session until it is done, showing meters.
 enum CaptureCommand {
-    /// How often the main thread reads the meters (20 Hz).
-    static let uiInterval: Double = 0.05
-
     static func run(_ invocation: Invocation) -> ExitCode {
         if let path = invocation.filePath {
             do { try OutputPath.check(path, force: invocation.force) } catch {
@@ -95,7 +92,7 @@ enum CaptureCommand {
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
         var stopReason = "stopped"
         while true {
-            StopSignals.sleep(seconds: uiInterval)
+            StopSignals.sleep(seconds: output.pollInterval)
             session.drainTimings()
             for change in session.pollRoute() { output.report(change) }
             output.update(session)

@@ -20,7 +20,15 @@ final class MeterOutput {
         if mode == .terminal { Console.out("\u{1B}[?25l") }  // hide the cursor while redrawing
     }
 
+    /// How often the main loop should look at the session: 20 Hz for bars and JSON, 4 Hz for
+    /// plain lines (printed once a second), so a recorder in a pipe wakes as little as it can.
+    var pollInterval: Double { mode == .plain ? 0.25 : 0.05 }
+
     func update(_ session: CaptureSession) {
+        if mode == .plain {
+            let elapsed = Double(session.framesTaken) / Double(session.sampleRate)
+            guard elapsed - lastPlainLine >= 1 else { return }
+        }
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
