@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "micmon", targets: ["micmon"]),
         .executable(name: "micmon-bench", targets: ["MicmonBench"]),
+        .executable(name: "micmon-soak", targets: ["MicmonSoak"]),
     ],
     targets: [
         // C libraries, from Debian packages.
@@ -29,6 +30,8 @@ let package = Package(
             name: "MicmonBench",
             dependencies: ["Realtime", "DSP", "Jack", "CJack", "SoundFile", "Engine"],
             path: "Benchmarks/MicmonBench"),
+
+        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile"], path: "Benchmarks/MicmonSoak"),
 
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
