@@ -117,14 +117,8 @@ struct CaptureKernel {
     /// full. Realtime thread.
     @_noLocks @_noAllocation
     func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
-        // A server that cannot say when the cycle started reports 0: lateness is then unknown (0).
-        let lateness = cycleStart > 0 && entered > cycleStart ? Float(entered - cycleStart) : 0
-        let execution = left > entered ? Float(left - entered) : 0
-        if let slot = timings.writableSlices(count: 1) {
-            slot.first[0] = CycleTiming(cycleStartUsecs: cycleStart, latenessUsecs: lateness, executionUsecs: execution,
-                                        periodFrames: frames, periodUsecs: periodUsecs)
-            timings.commitWrite(count: 1)
-        } else {
+        let recorder = CycleTimingRecorder(timings: timings)
+        if !recorder.record(cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left, frames: frames) {
             counters.pointee.timingsMissed.add(1, ordering: .relaxed)
         }
     }
@@ -164,27 +158,6 @@ struct CaptureKernel {
             }
             channel += 1
         }
-    }
-}
-
-/// One process cycle as the realtime glue saw it, in JACK microseconds.
-@frozen public struct CycleTiming: BitwiseCopyable, Sendable {
-    /// When the cycle started (`jack_get_cycle_times`).
-    public var cycleStartUsecs: UInt64
-    /// How late the callback woke, after the cycle start.
-    public var latenessUsecs: Float
-    /// How long the callback ran.
-    public var executionUsecs: Float
-    public var periodFrames: UInt32
-    public var periodUsecs: Float
-
-    @inlinable
-    public init(cycleStartUsecs: UInt64, latenessUsecs: Float, executionUsecs: Float, periodFrames: UInt32, periodUsecs: Float) {
-        self.cycleStartUsecs = cycleStartUsecs
-        self.latenessUsecs = latenessUsecs
-        self.executionUsecs = executionUsecs
-        self.periodFrames = periodFrames
-        self.periodUsecs = periodUsecs
     }
 }
 

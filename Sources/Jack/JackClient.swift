@@ -19,6 +19,24 @@ public enum PortDirection: Sendable {
     case input, output
 }
 
+/// Which way a port latency is measured (`jack_latency_callback_mode_t`).
+public enum JackLatencyMode: Sendable {
+    /// From the capture hardware to the port.
+    case capture
+    /// From the port to the playback hardware.
+    case playback
+}
+
+/// A port latency range as JACK reports it, in frames.
+public struct JackLatencyRange: Sendable, Equatable {
+    public let min: Int
+    public let max: Int
+    public init(min: Int, max: Int) {
+        self.min = min
+        self.max = max
+    }
+}
+
 /// A registered port of this client. `handle` is what the realtime glue passes to
 /// `JackPortBuffer.samples(_:frames:)`.
 public struct JackPort: @unchecked Sendable {
@@ -167,6 +185,17 @@ public final class JackClient: @unchecked Sendable {
 
     /// Whether a port of that full name exists, and if so whether it is an output (a source).
     public func portExists(_ fullName: String) -> Bool { jack_port_by_name(handle, fullName) != nil }
+
+    /// The latency JACK reports for a port (`jack_port_get_latency_range`), in frames: for
+    /// `.capture`, how long ago what the port carries now arrived at the capture hardware; for
+    /// `.playback`, how long until what is written to it now leaves the playback hardware. Nil
+    /// when there is no such port.
+    public func latencyRange(ofPort fullName: String, mode: JackLatencyMode) -> JackLatencyRange? {
+        guard let port = jack_port_by_name(handle, fullName) else { return nil }
+        var range = jack_latency_range_t(min: 0, max: 0)
+        jack_port_get_latency_range(port, mode == .capture ? JackCaptureLatency : JackPlaybackLatency, &range)
+        return JackLatencyRange(min: Int(range.min), max: Int(range.max))
+    }
 
     public func connect(source: String, destination: String) throws(JackError) {
         let code = jack_connect(handle, source, destination)

@@ -7,7 +7,7 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 enum Command: String {
-    case meter, record, demo, monitor
+    case meter, record, demo, monitor, latency
 }
 
 /// What the user asked for, parsed and checked, before anything is started or created.
@@ -27,6 +27,10 @@ struct Invocation {
     var monitors = false
     var monitorDestinations: [String] = []
     var monitorGainDecibels = 0.0
+    /// `latency`: where out_1 goes, what feeds in_1, or out_1 straight into in_1.
+    var sendPort: String?
+    var returnPort: String?
+    var softwareLoop = false
 }
 
 /// The result of parsing: run something, or print a text and exit.
@@ -43,7 +47,7 @@ enum ArgumentParser {
         if first == "-h" || first == "--help" || first == "help" { return .help(Usage.main) }
         if first == "--version" { return .version }
         guard let command = Command(rawValue: first) else {
-            throw UsageError("unknown command '\(first)' (commands: meter, record, play, monitor, demo; see micmon --help)")
+            throw UsageError("unknown command '\(first)' (commands: meter, record, play, monitor, latency, demo; see micmon --help)")
         }
         var invocation = Invocation(command: command)
         invocation.monitors = command == .monitor
@@ -83,7 +87,7 @@ enum ArgumentParser {
                 invocation.json = true
             case "--force":
                 invocation.force = true
-            case "--wait-server" where command != .demo:
+            case "--wait-server" where command != .demo && command != .latency:
                 invocation.waitsForServer = true
             case "--duration":
                 let text = try value(for: option, inline: inline)
@@ -106,6 +110,12 @@ enum ArgumentParser {
                 formatName = try value(for: option, inline: inline)
             case "--bits":
                 bitsName = try value(for: option, inline: inline)
+            case "--send" where command == .latency:
+                invocation.sendPort = try value(for: option, inline: inline)
+            case "--return" where command == .latency:
+                invocation.returnPort = try value(for: option, inline: inline)
+            case "--software-loop" where command == .latency:
+                invocation.softwareLoop = true
             case "--record" where command == .demo:
                 invocation.filePath = try value(for: option, inline: inline)
             default:
@@ -122,7 +132,7 @@ enum ArgumentParser {
             guard let path = positional.first else { throw UsageError("record needs a FILE to write (see micmon record --help)") }
             guard positional.count == 1 else { throw UsageError("record takes one FILE, got: \(positional.joined(separator: " "))") }
             invocation.filePath = path
-        case .meter, .demo, .monitor:
+        case .meter, .demo, .monitor, .latency:
             if let extra = positional.first { throw UsageError("unexpected argument '\(extra)' for micmon \(command.rawValue)") }
         }
 
@@ -130,6 +140,14 @@ enum ArgumentParser {
             invocation.format = try chooseFormat(path: path, formatName: formatName, bitsName: bitsName)
         } else if formatName != nil || bitsName != nil || invocation.force {
             throw UsageError("--format, --bits and --force apply only when recording")
+        }
+        if command == .latency {
+            if invocation.returnPort != nil && invocation.softwareLoop {
+                throw UsageError("--return and --software-loop both feed in_1; give one of them")
+            }
+            if !invocation.ports.isEmpty {
+                throw UsageError("-p does not apply to micmon latency (use --send and --return, or --software-loop)")
+            }
         }
         if !invocation.monitors && (!invocation.monitorDestinations.isEmpty || invocation.monitorGainDecibels != 0) {
             throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
@@ -143,6 +161,7 @@ enum ArgumentParser {
         case .record: return Usage.record
         case .demo: return Usage.demo
         case .monitor: return Usage.monitor
+        case .latency: return Usage.latency
         }
     }
 

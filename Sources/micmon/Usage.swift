@@ -10,6 +10,7 @@ enum Usage {
       micmon record FILE [-p PORT]... [--format F] [--bits B] [--duration S] [--force] [--json]
       micmon play   FILE [-o PORT]... [--volume V] [--pan P] [--loops N] [--rate R]
       micmon monitor [-p PORT]... [-o PORT]... [--gain DB] [--json] [--duration S]
+      micmon latency [--duration S] [--send PORT] [--return PORT | --software-loop] [--json]
       micmon demo   [--record FILE] [--duration S] [--json]
       micmon --help | --version | COMMAND --help
 
@@ -19,6 +20,8 @@ enum Usage {
                with --monitor, also hear them on the outputs
       play     play a file through JACK (volume, pan, loops, varispeed)
       monitor  the inputs on the outputs in the same cycle (no added latency)
+      latency  how late and how long each process callback runs, DSP load and
+               xruns; with a loop, the round trip measured to a fraction of a frame
       demo     start a private JACK server on the dummy backend with a built-in
                two-mic demo voice, and meter (or --record) it; for machines
                without a sound card
@@ -113,6 +116,43 @@ enum Usage {
           --gain DB       output gain, -60 … 24 dB (default 0)
 
     \(common)
+    \(exitCodes)
+    """
+
+    static let latency = """
+    micmon latency — callback timing, and the true round trip through a loop
+
+    Usage: micmon latency [--duration S] [--send PORT] [--return PORT | --software-loop]
+                          [--json] [-n NAME] [-s SERVER]
+
+    Registers out_1 and in_1 and measures for S seconds (default 5), or until
+    SIGINT/SIGTERM, then prints a summary either way:
+    - every process cycle: how late the callback woke after the cycle start and
+      how long it ran; p50/p90/p99/p99.9/max in µs and % of the period, and a
+      histogram; micmon's DSP load and the server's (jack_cpu_load); xruns and
+      late cycles with their times;
+    - with a loop: out_1 emits a periodic broadband signal (a 4096-frame chirp,
+      -6 dBFS peak) and in_1's return is cross-correlated with it. The round
+      trip in frames (sub-sample) and ms, min/mean/max over the run, polarity,
+      the time to lock, JACK's reported port latencies and what they leave
+      unaccounted. Round trips up to 2 s are measured; "no signal" when what
+      comes back is silence or not the signal.
+
+    Latency options:
+          --send PORT     connect out_1 to PORT (an input port, e.g.
+                          system:playback_1)
+          --return PORT   connect PORT (an output port, e.g. system:capture_1)
+                          to in_1. For a cable through an interface, give both.
+          --software-loop connect out_1 straight to in_1 (JACK adds a period)
+          --duration S    measure for S seconds (default 5)
+          --json          print the summary as one JSON object (see the README)
+      -n, --name NAME     JACK client name (default: micmon)
+      -s, --server NAME   JACK server name (default: $JACK_DEFAULT_SERVER or "default")
+      -h, --help          show help;  --version: show the version
+
+    micmon disconnects what it connected when it exits. PORT is an exact name or
+    a pattern (its first match). micmon never reads stdin.
+
     \(exitCodes)
     """
 

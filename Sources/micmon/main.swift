@@ -14,7 +14,11 @@ do {
         Console.out(Usage.version + "\n")
         exitCode = .ok
     case .run(let invocation):
-        exitCode = invocation.command == .demo ? DemoCommand.run(invocation) : CaptureCommand.run(invocation)
+        switch invocation.command {
+        case .demo: exitCode = DemoCommand.run(invocation)
+        case .latency: exitCode = LatencyCommand.run(invocation)
+        default: exitCode = CaptureCommand.run(invocation)
+        }
     }
 } catch {
     Console.error("micmon: \(error.description)")

@@ -13,6 +13,7 @@ struct RealtimeAnnotationTests {
     /// (file, functions that must be annotated; empty = every function in the file).
     static let kernels: [(String, [String])] = [
         ("Engine/CaptureKernel.swift", []),
+        ("Engine/LatencyKernel.swift", []),
         ("DSP/Meter.swift", ["process"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
     ]
@@ -57,6 +58,21 @@ struct RealtimeAnnotationTests {
         let allowed: Set = ["RealtimeHooks.enter", "RealtimeHooks.exit", "JackPortBuffer.samples", "kernel.pointee.process",
                             "plantedAllocation", "UnsafePointer", "Int", "context.assumingMemoryBound",
                             "JackClock.now", "JackClock.cycle", "kernel.pointee.recordTiming", "kernel.pointee.monitorPass"]
+        #expect(calls.subtracting(allowed).isEmpty, "unexpected calls in the glue: \(calls.subtracting(allowed).sorted())")
+        #expect(calls.contains("kernel.pointee.process"))
+    }
+
+    /// The latency glue: port buffers, clock, hooks, the kernel; nothing else.
+    @Test("the latency process callback glue calls only the port buffers, the clock, the hooks and the kernel")
+    func latencyGlueStaysThin() throws {
+        let text = try String(contentsOf: Self.sources.appendingPathComponent("Engine/LatencyCallbacks.swift"), encoding: .utf8)
+        let start = try #require(text.range(of: "nonisolated func latencyProcess("))
+        let end = try #require(text.range(of: "\n}\n", range: start.upperBound ..< text.endIndex))
+        let body = String(text[start.upperBound ..< end.lowerBound])
+        let calls = Set(body.matches(of: /([A-Za-z_][A-Za-z0-9_.]*)\(/).map { String($0.output.1) })
+        let allowed: Set = ["RealtimeHooks.enter", "RealtimeHooks.exit", "JackPortBuffer.samples", "kernel.pointee.process",
+                            "UnsafePointer", "Int", "context.assumingMemoryBound", "JackClock.now", "JackClock.cycle",
+                            "kernel.pointee.recordTiming"]
         #expect(calls.subtracting(allowed).isEmpty, "unexpected calls in the glue: \(calls.subtracting(allowed).sorted())")
         #expect(calls.contains("kernel.pointee.process"))
     }

@@ -28,6 +28,13 @@ struct CommandLineTests {
         BadInput(name: "a directory as FILE", arguments: ["record", "SCRATCH"], message: "is a directory"),
         BadInput(name: "existing file without --force", arguments: ["record", "SCRATCH/existing.wav"], message: "exists; use --force"),
         BadInput(name: "format options without a file", arguments: ["meter", "--bits", "16"], message: "only when recording"),
+        BadInput(name: "latency: zero duration", arguments: ["latency", "--software-loop", "--duration", "0"], message: "greater than 0"),
+        BadInput(name: "latency: negative duration", arguments: ["latency", "--duration", "-3"], message: "greater than 0"),
+        BadInput(name: "latency: --return with --software-loop", arguments: ["latency", "--return", "system:capture_1", "--software-loop"],
+                 message: "--return and --software-loop both feed in_1"),
+        BadInput(name: "latency: --send without a port", arguments: ["latency", "--send"], message: "--send needs a value"),
+        BadInput(name: "latency: -p", arguments: ["latency", "-p", "system:capture_1"], message: "-p does not apply to micmon latency"),
+        BadInput(name: "latency: loop options on another command", arguments: ["meter", "--software-loop"], message: "unknown option '--software-loop'"),
     ]
 
     @Test("bad input exits 64 with a one-line reason and creates nothing", arguments: badInputs)
@@ -77,7 +84,7 @@ struct CommandLineTests {
         let snapshotPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots/help.txt")
         let snapshot = try String(contentsOf: snapshotPath, encoding: .utf8)
         #expect(result.stdout == snapshot)
-        for command in ["meter", "record", "demo"] {
+        for command in ["meter", "record", "demo", "latency"] {
             let help = try MicmonProcess.run([command, "--help"], timeout: 10)
             #expect(help.exitCode == 0)
             #expect(help.stdout.contains("micmon \(command)"))

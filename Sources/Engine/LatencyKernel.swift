@@ -1,0 +1,154 @@
+import Realtime
+
+/// Everything the latency process callback touches, as plain values and unsafe pointers into
+/// memory prepared before activation (`LatencySession` owns and frees it). Realtime thread only,
+/// once the client is active.
+///
+/// Each cycle after the start it counts the frames (the run's timeline). Once the loop is closed
+/// (`LatencyCounters.emissionArmed`), it copies the return (`in_1`) into a ring for the main
+/// thread, whole periods or nothing, and then writes the next period of the measurement signal
+/// to `out_1`. The order matters: on a software loop libjack may hand `in_1` the very buffer of
+/// `out_1`, which still holds the previous cycle's output until it is overwritten here.
+struct LatencyKernel {
+    enum Stage {
+        /// Before the main thread armed the measurement: silence out, nothing in.
+        case waiting
+        /// The first cycle that saw the arm flag may have started before the connections were
+        /// made; the measurement starts with the next one.
+        case armed
+        /// Counting the timeline (`framesRun`); emitting and returning once the loop is closed.
+        case running
+        /// Asked to stop: silence out.
+        case stopped
+    }
+
+    /// `out_1` and `in_1` (libjack handles); read only by the C glue.
+    let outputPort: OpaquePointer
+    let inputPort: OpaquePointer
+    /// This cycle's buffers, fetched by the glue before `process`.
+    var output: UnsafeMutablePointer<Float>
+    var input: UnsafePointer<Float>
+    /// One period of the measurement signal; `signalPeriod` is a power of two.
+    let signal: UnsafePointer<Float>
+    let signalPeriod: Int
+    /// Whether a round trip is measured (else out_1 stays silent and nothing is queued).
+    let measures: Bool
+    /// The returned samples, for the estimator on the main thread.
+    let returns: SPSCRing<Float>.Producer
+    /// Periods the return ring could not take (the main thread fell behind): the estimator skips them.
+    let gaps: SPSCRing<DropEvent>.Producer
+    let counters: UnsafeMutablePointer<LatencyCounters>
+    /// The client, for the glue's `jack_get_cycle_times`.
+    let client: OpaquePointer
+    /// Per-cycle timing for the statistics on the main thread.
+    let timings: SPSCRing<CycleTiming>.Producer
+    /// When each xrun was reported (JACK µs). Written by JACK's notification thread only.
+    let xrunTimes: SPSCRing<UInt64>.Producer
+
+    var stage = Stage.waiting
+    /// Frames since the measurement started.
+    var framesRun: UInt64 = 0
+    /// A cycle saw `emissionArmed`; the signal starts with the next one (its connections may
+    /// have been made while that cycle ran).
+    var emissionArmSeen = false
+    var isEmitting = false
+    /// Frames since the first emitted sample: the timeline of both the signal and the return.
+    var framesEmitted: UInt64 = 0
+    /// Lost return frames not yet reported to the gap log (merged while periods keep failing).
+    var pendingGap = DropEvent(startFrame: 0, frameCount: 0)
+
+    /// One process cycle. `cycleStartUsecs` is when the cycle began (JACK µs). Realtime thread.
+    @_noLocks @_noAllocation
+    mutating func process(frameCount: Int, cycleStartUsecs: UInt64) {
+        let counters = self.counters
+        counters.pointee.cycles.add(1, ordering: .relaxed)
+        counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
+        if counters.pointee.stopRequested.load(ordering: .acquiring) {
+            stage = .stopped
+            counters.pointee.hasStopped.store(true, ordering: .releasing)
+        }
+        let emissionWasArmed = emissionArmSeen
+        if measures && !emissionArmSeen && stage != .stopped {
+            emissionArmSeen = counters.pointee.emissionArmed.load(ordering: .acquiring)
+        }
+        switch stage {
+        case .waiting, .stopped:
+            if stage == .waiting && counters.pointee.isArmed.load(ordering: .acquiring) { stage = .armed }
+            silence(frameCount: frameCount)
+            return
+        case .armed:
+            stage = .running
+        case .running:
+            break
+        }
+        if emissionWasArmed && !isEmitting {
+            isEmitting = true
+            counters.pointee.firstCycleUsecs.store(cycleStartUsecs, ordering: .relaxed)
+        }
+        if isEmitting {
+            queueReturn(frameCount: frameCount)
+            emit(frameCount: frameCount)
+            framesEmitted &+= UInt64(frameCount)
+        } else {
+            silence(frameCount: frameCount)
+        }
+        framesRun &+= UInt64(frameCount)
+        // Releasing: the ring commits above happen-before a reader that sees this count.
+        counters.pointee.framesRun.store(framesRun, ordering: .releasing)
+    }
+
+    /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is
+    /// full. Realtime thread.
+    @_noLocks @_noAllocation
+    func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
+        let recorder = CycleTimingRecorder(timings: timings)
+        if !recorder.record(cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left, frames: frames) {
+            counters.pointee.timingsMissed.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Copies this cycle's return into the ring, after reporting any pending gap; a period that
+    /// does not fit is counted (and later reported) as a gap instead. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func queueReturn(frameCount: Int) {
+        var queued = false
+        if pendingGap.frameCount == 0 || gaps.availableToWrite() >= 1,
+           let slices = returns.writableSlices(count: frameCount) {
+            if pendingGap.frameCount > 0 {
+                // SAFETY: one free slot was checked above; only this thread produces gap events.
+                gaps.writableSlices(count: 1)!.first[0] = pendingGap
+                gaps.commitWrite(count: 1)
+                pendingGap.frameCount = 0
+            }
+            // SAFETY: the input buffer holds frameCount samples this cycle.
+            slices.copy(from: UnsafeBufferPointer(start: input, count: frameCount))
+            returns.commitWrite(count: frameCount)
+            queued = true
+        }
+        if !queued {
+            if pendingGap.frameCount == 0 { pendingGap.startFrame = framesEmitted }
+            pendingGap.frameCount &+= UInt64(frameCount)
+            counters.pointee.returnFramesLost.add(UInt64(frameCount), ordering: .relaxed)
+        }
+    }
+
+    /// Writes the next `frameCount` samples of the periodic measurement signal. Realtime thread.
+    @_noLocks @_noAllocation
+    private func emit(frameCount: Int) {
+        let mask = signalPeriod - 1
+        var position = Int(truncatingIfNeeded: framesEmitted) & mask
+        var i = 0
+        while i < frameCount {
+            // SAFETY: position < signalPeriod; the output buffer holds frameCount samples.
+            output[i] = signal[position]
+            position = (position + 1) & mask
+            i += 1
+        }
+    }
+
+    @_noLocks @_noAllocation
+    private func silence(frameCount: Int) {
+        // SAFETY: the output buffer holds frameCount samples this cycle.
+        output.update(repeating: 0, count: frameCount)
+    }
+}
