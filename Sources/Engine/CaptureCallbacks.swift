@@ -29,7 +29,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         }
         kernel.pointee.monitorPass(frameCount: Int(frameCount))
     }
-    kernel.pointee.process(frameCount: Int(frameCount))
+    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: cycle.startFrame, knowsCycleFrame: cycle.startUsecs > 0)
     if kernel.pointee.plantsAllocation { plantedAllocation() }
     let left = JackClock.now()
     kernel.pointee.recordTiming(cycleStart: cycle.startUsecs, periodUsecs: cycle.periodUsecs, entered: entered, left: left, frames: frameCount)

@@ -16,6 +16,8 @@ public struct CaptureCounters: ~Copyable {
     public let hasStopped = Atomic<Bool>(false)
     /// Frames that did not fit the ring and will be silence in the file.
     public let framesDropped = Atomic<UInt64>(0)
+    /// Of those, frames the server never delivered (cycles it skipped for micmon on an xrun).
+    public let framesSkippedByServer = Atomic<UInt64>(0)
     /// Process cycles run.
     public let cycles = Atomic<UInt64>(0)
     /// Cycle timings the statistics missed because their ring was full.

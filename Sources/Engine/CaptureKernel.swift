@@ -38,13 +38,18 @@ struct CaptureKernel {
     var isTaking = false
     /// Frames taken so far (the timeline), private to the realtime thread.
     var framesTaken: UInt64 = 0
+    /// The server's frame counter at the last cycle's start, and that cycle's length, to see
+    /// cycles the server never ran for this client (xruns). Realtime thread only.
+    var lastCycleStartFrame: UInt32 = 0
+    var lastCycleFrames: UInt32 = 0
+    var hasLastCycle = false
     /// Dropped frames not yet reported to the drop log (merged while periods keep dropping).
     var pendingDrop = DropEvent(startFrame: 0, frameCount: 0)
 
     /// One process cycle: queue the period for the writer (whole or not at all), meter it,
     /// publish the readings and counters. Realtime thread.
     @_noLocks @_noAllocation
-    mutating func process(frameCount: Int) {
+    mutating func process(frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false) {
         let counters = self.counters
         counters.pointee.cycles.add(1, ordering: .relaxed)
         if counters.pointee.stopRequested.load(ordering: .acquiring) {
@@ -58,6 +63,9 @@ struct CaptureKernel {
             return
         }
         counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
+        if knowsCycleFrame {
+            noteSkippedCycles(cycleStartFrame: cycleStartFrame, frameCount: frameCount)
+        }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
@@ -111,6 +119,33 @@ struct CaptureKernel {
             channel += 1
         }
         monitor.meterMailbox.publish()
+    }
+
+    /// A cycle the server skipped for this client (an xrun) left a hole in the timeline: the
+    /// frame counter moved on by more than the last period. Those frames never reached micmon;
+    /// they are counted as dropped and become silence in the file, so what follows stays in
+    /// place and the loss is reported. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteSkippedCycles(cycleStartFrame: UInt32, frameCount: Int) {
+        defer {
+            lastCycleStartFrame = cycleStartFrame
+            lastCycleFrames = UInt32(truncatingIfNeeded: frameCount)
+            hasLastCycle = true
+        }
+        guard hasLastCycle else { return }
+        let gap = cycleStartFrame &- (lastCycleStartFrame &+ lastCycleFrames)
+        // A wrapped (negative) or absurd jump is a clock reset, not a hole: ignore it.
+        guard gap > 0, gap < 1 << 24 else { return }
+        let remaining = frameLimit - framesTaken
+        let missed = UInt64(gap) < remaining ? UInt64(gap) : remaining
+        guard missed > 0 else { return }
+        if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
+        pendingDrop.frameCount &+= missed
+        counters.pointee.framesDropped.add(missed, ordering: .relaxed)
+        counters.pointee.framesSkippedByServer.add(missed, ordering: .relaxed)
+        framesTaken &+= missed
+        counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
+        if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
     /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is

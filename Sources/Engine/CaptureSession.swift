@@ -69,6 +69,8 @@ public struct CaptureSummary: Sendable {
     public let framesTaken: UInt64
     public let framesWritten: UInt64
     public let framesDropped: UInt64
+    /// Of the dropped frames, those the server never delivered (cycles skipped on xruns).
+    public let framesSkippedByServer: UInt64
     public let drops: [DropEvent]
     public let xruns: UInt64
     public let readings: [MeterReading]
@@ -319,7 +321,8 @@ public final class CaptureSession {
         let final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
-            framesDropped: framesDropped, drops: written?.drops ?? [], xruns: xruns,
+            framesDropped: framesDropped, framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed),
+            drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged,
             callbackTiming: callbackStatistics.summary(cyclesMissed: counters.pointee.timingsMissed.load(ordering: .relaxed)))

@@ -7,15 +7,16 @@ public enum JackClock {
     public static func now() -> UInt64 { jack_get_time() }
 
     /// When the current cycle started and how long a period is (`jack_get_cycle_times`), in
-    /// JACK microseconds. Realtime thread, inside the process callback. Zero when libjack cannot
+    /// JACK microseconds, and the server's frame counter at the cycle start (it advances by one
+    /// period per cycle, so a jump shows cycles this client did not get). Realtime thread, inside the process callback. Zero when libjack cannot
     /// say (some servers do not implement it).
     @inline(__always)
-    public static func cycle(_ client: OpaquePointer) -> (startUsecs: UInt64, periodUsecs: Float) {
+    public static func cycle(_ client: OpaquePointer) -> (startUsecs: UInt64, periodUsecs: Float, startFrame: UInt32) {
         var frames: jack_nframes_t = 0
         var current: jack_time_t = 0
         var next: jack_time_t = 0
         var period: Float = 0
-        if jack_get_cycle_times(client, &frames, &current, &next, &period) != 0 { return (0, 0) }
-        return (current, period)
+        if jack_get_cycle_times(client, &frames, &current, &next, &period) != 0 { return (0, 0, 0) }
+        return (current, period, frames)
     }
 }

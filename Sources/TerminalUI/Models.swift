@@ -100,6 +100,8 @@ public struct SessionSummary: Sendable, Equatable {
     public var channels: [Channel]
     public var xruns: UInt64
     public var framesDropped: UInt64
+    /// Of `framesDropped`, frames the server never delivered (cycles it skipped on xruns).
+    public var framesSkippedByServer: UInt64 = 0
     public var drops: [Drop]
     public var filePath: String?
     /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".

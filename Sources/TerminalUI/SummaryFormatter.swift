@@ -41,7 +41,8 @@ public enum SummaryFormatter {
         if s.framesDropped == 0 && s.drops.isEmpty {
             lines.append("  dropped:   0 frames")
         } else {
-            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
+            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s")
+                         + (s.framesSkippedByServer > 0 ? " (\(s.framesSkippedByServer) never delivered by the server: xruns)" : ""))
             for drop in s.drops.prefix(listedDrops) {
                 lines.append("    at " + TextFormat.fixed(seconds(drop.startFrame, s.sampleRate), decimals: 3) + " s"
                              + " (frame \(drop.startFrame)): \(drop.length) frames ("
@@ -73,6 +74,7 @@ public enum SummaryFormatter {
             + ",\"frames\":\(s.frames),\"sample_rate\":\(s.sampleRate)"
             + ",\"channels\":[" + channels.joined(separator: ",") + "]"
             + ",\"xruns\":\(s.xruns),\"frames_dropped\":\(s.framesDropped)"
+            + ",\"frames_skipped_by_server\":\(s.framesSkippedByServer)"
             + ",\"drops\":[" + drops.joined(separator: ",") + "]"
             + (s.callbackTiming.map { t in
                 ",\"callback_us\":{\"lateness_p99\":" + TextFormat.fixed(t.latenessP99, decimals: 1)

@@ -126,7 +126,8 @@ enum CaptureCommand {
             return .serverUnavailable
         }
         if summary.framesDropped > 0 {
-            Console.error("micmon: \(summary.framesDropped) frames were dropped (silence in their place; see the summary)")
+            let skipped = summary.framesSkippedByServer > 0 ? ", \(summary.framesSkippedByServer) of them never delivered by the server (xruns)" : ""
+            Console.error("micmon: \(summary.framesDropped) frames were dropped\(skipped) (silence in their place; see the summary)")
             return .framesDropped
         }
         return .ok

@@ -64,7 +64,7 @@ final class MeterOutput {
     }
 
     func printSummary(_ summary: CaptureSummary, reason: String, path: String?) {
-        let sessionSummary = SessionSummary(
+        var sessionSummary = SessionSummary(
             durationSeconds: Double(summary.framesTaken) / Double(summary.sampleRate),
             frames: summary.framesTaken,
             sampleRate: summary.sampleRate,
@@ -81,6 +81,7 @@ final class MeterOutput {
                 latenessP99: summary.callbackTiming.lateness.p99, latenessMax: summary.callbackTiming.lateness.max,
                 executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
                 periodUsecs: summary.callbackTiming.periodUsecs))
+        sessionSummary.framesSkippedByServer = summary.framesSkippedByServer
         if mode == .json {
             Console.out(SummaryFormatter.json(sessionSummary) + "\n")
         } else {

@@ -179,4 +179,39 @@ final class CaptureKernelTests {
         statistics.drain()
         #expect(statistics.overrunCycleStarts == [1000])
     }
+
+    @Test("a cycle the server skipped (frame counter jumped) becomes a counted drop, silent in place")
+    func skippedCycleIsADrop() throws {
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        func cycle(at frame: UInt32) {
+            for i in 0 ..< period {
+                left[i] = Float(sourceFrame + i + 1)
+                right[i] = -Float(sourceFrame + i + 1)
+            }
+            inputs[0] = UnsafePointer(left)
+            inputs[1] = UnsafePointer(right)
+            kernel.process(frameCount: period, cycleStartFrame: frame, knowsCycleFrame: true)
+            sourceFrame += period
+        }
+        cycle(at: 1000)
+        cycle(at: 1064)
+        sourceFrame += period          // the server ran the source but not micmon for one cycle
+        cycle(at: 1192)
+        cycle(at: 1256)
+        let skipped = counters.pointee.framesSkippedByServer.load(ordering: .relaxed)
+        #expect(skipped == 64)
+        #expect(taken() == 320)
+        let result = writer.finish()
+        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
+        let frames = try readBack(path)
+        #expect(frames.count == 320 * 2)
+        for frame in 0 ..< 320 {
+            let expected: Float = (128 ..< 192).contains(frame) ? 0 : Float(frame + 1)
+            #expect(frames[2 * frame] == expected, "frame \(frame)")
+            if frames[2 * frame] != expected { break }
+        }
+    }
 }
