@@ -132,7 +132,9 @@ struct CaptureKernel {
             lastCycleFrames = UInt32(truncatingIfNeeded: frameCount)
             hasLastCycle = true
         }
-        guard hasLastCycle else { return }
+        // Across a period change the server's frame counter is not continuous: judge only
+        // cycles of the same length as the last one.
+        guard hasLastCycle, UInt32(truncatingIfNeeded: frameCount) == lastCycleFrames else { return }
         let gap = cycleStartFrame &- (lastCycleStartFrame &+ lastCycleFrames)
         // A wrapped (negative) or absurd jump is a clock reset, not a hole: ignore it.
         guard gap > 0, gap < 1 << 24 else { return }

@@ -150,7 +150,7 @@ let summary = SessionSummary(
 
     @Test func jsonKnownOutput() throws {
         let line = SummaryFormatter.json(summary)
-        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}]}"#)
+        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"frames_skipped_by_server":0,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}]}"#)
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)
         let drops = try #require(object["drops"] as? [[String: Any]])
