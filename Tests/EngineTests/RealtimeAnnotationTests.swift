@@ -14,6 +14,7 @@ struct RealtimeAnnotationTests {
     static let kernels: [(String, [String])] = [
         ("Engine/CaptureKernel.swift", []),
         ("Engine/LatencyKernel.swift", []),
+        ("Engine/PlaybackKernel.swift", []),
         ("DSP/Meter.swift", ["process"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
     ]
