@@ -34,13 +34,16 @@ final class BenchServer {
             sleep(seconds: 0.05)
         }
         child.stop()
-        let log = readText(logPath).split(separator: "\n").suffix(4).joined(separator: " / ")
+        let log = readText(logPath)
+        let banner = ["jackdmp ", "Copyright ", "jackdmp comes", "This is free software", "under certain conditions"]
+        let lines = log.split(separator: "\n").filter { line in !banner.contains { line.hasPrefix($0) } }
         var hint = ""
         if log.contains("Too many servers") {
-            hint = " (libjack's registry of 8 servers is full, often of servers that were killed with SIGKILL: "
-                + "starting and stopping `jackd -n NAME -d dummy` under each stale NAME frees its slot)"
+            hint = " (libjack's registry holds 8 servers; the slot of a server that was killed stays taken until a "
+                + "server of the same name starts and stops cleanly: `jackd -n NAME -d dummy`, then SIGTERM)"
         }
-        throw SpawnError(description: "the JACK server '\(name)' did not start: \(log)\(hint)")
+        let reason = lines.suffix(3).joined(separator: " / ")
+        throw SpawnError(description: "the JACK server '\(name)' did not start: \(reason)\(hint)")
     }
 
     var commandLine: String { arguments.joined(separator: " ") }

@@ -9,10 +9,15 @@ final class ProcessBench {
         case micmon, jackCapture = "jack_capture", bare = "jack_meter"
     }
 
+    /// What a run is for: only `comparison` and `scaling` runs are counted.
+    enum Purpose: String, Codable {
+        case warmUp = "warm-up", comparison, scaling
+    }
+
     /// One run of one program.
     struct Run: Codable {
         var program: Program
-        /// 0 for the warm-up runs (not counted).
+        var purpose: Purpose
         var round: Int
         var channels: Int
         var seconds: Double
@@ -37,7 +42,8 @@ final class ProcessBench {
         var startFrame: UInt64?
         var mismatchedFrames: Int
         var firstMismatch: Int?
-        var bitExact: Bool { isFloat && startFrame != nil && mismatchedFrames == 0 && frames == expectedFrames }
+        /// Float, every frame equal to the signal from `startFrame` on, and exactly as long as asked.
+        var bitExact: Bool
     }
 
     let server: BenchServer
@@ -71,13 +77,16 @@ final class ProcessBench {
     }
 
     /// Runs `program` for `seconds` and checks its take. Main thread.
-    func run(_ program: Program, round: Int, seconds: Double, ports: [String]? = nil, verify: Bool = true) -> Run {
+    ///
+    /// stdout and stderr go to a file (not a terminal, so micmon prints one plain line a second,
+    /// as it would to /dev/null) because the summaries of micmon and jack_capture are read back.
+    func run(_ program: Program, _ purpose: Purpose, round: Int, seconds: Double, ports: [String]? = nil) -> Run {
         let ports = ports ?? sourcePorts
-        let tag = "\(program.rawValue)-\(ports.count)ch-r\(round)"
+        let tag = "\(program.rawValue)-\(purpose.rawValue)-\(ports.count)ch-r\(round)"
         let file = "\(directory)/\(tag).wav"
         let output = "\(directory)/\(tag).out"
         let argv = arguments(program, ports: ports, seconds: seconds, file: file)
-        var run = Run(program: program, round: round, channels: ports.count, seconds: seconds,
+        var run = Run(program: program, purpose: purpose, round: round, channels: ports.count, seconds: seconds,
                       commandLine: argv.joined(separator: " "))
         defer {
             unlink(file)
@@ -85,7 +94,7 @@ final class ProcessBench {
         }
         let child: Child
         do {
-            // libjack clients without a server option read it from the environment.
+            // jack_capture and jack_meter have no server option: libjack reads it from the environment.
             child = try Child(argv, stdout: output, stderr: output, environment: ["JACK_DEFAULT_SERVER": server.name])
         } catch {
             run.failure = error.description
@@ -94,7 +103,7 @@ final class ProcessBench {
 
         let ended: (ChildEnd, ChildUsage)
         if program == .bare {
-            // Runs until stopped: give it `seconds`, then SIGINT.
+            // It runs until stopped: give it `seconds`, then SIGINT.
             if let early = child.wait(timeout: seconds) {
                 ended = early
                 run.failure = "\(program.rawValue) ended early (\(early.0.text)): \(lastLines(output))"
@@ -106,9 +115,7 @@ final class ProcessBench {
             }
         } else if let done = child.wait(timeout: seconds + 20) {
             ended = done
-            if done.0 != .exited(0) {
-                run.failure = "\(program.rawValue) ended with \(done.0.text): \(lastLines(output))"
-            }
+            if done.0 != .exited(0) { run.failure = "\(program.rawValue) ended with \(done.0.text): \(lastLines(output))" }
         } else {
             ended = child.stop(SIGTERM, grace: 5)
             run.failure = "\(program.rawValue) did not finish within \(format(seconds + 20)) s"
@@ -128,31 +135,27 @@ final class ProcessBench {
         case .bare:
             break
         }
-        if program != .bare && verify && run.succeeded {
+        if program != .bare && run.succeeded {
             let expected = Int((seconds * Double(server.sampleRate)).rounded())
-            if access(file, F_OK) != 0 {
-                run.failure = "\(program.rawValue) left no file at \(file)"
-            } else if ports.count == ReferenceSignal.channelCount && ports == sourcePorts {
-                do {
+            do {
+                if ports == sourcePorts {
                     let take = try check(file, expectedFrames: expected)
                     run.take = take
                     if !take.bitExact {
                         run.failure = "\(program.rawValue)'s take is not bit-exact: \(take.frames) of \(expected) frames, "
-                            + (take.startFrame == nil ? "no match for its first frames" : "\(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0)")
+                            + (take.startFrame == nil ? "no match for its first frames"
+                                : "\(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0)")
                     }
-                } catch {
-                    run.failure = "\(program.rawValue)'s file does not open: \(error)"
-                }
-            } else {
-                // Silent system ports: only the length can be checked.
-                do {
+                } else {
+                    // Silent system ports (scaling): only the shape can be checked.
                     let reader = try SoundFileReader(path: file)
                     if reader.frameCount != expected || reader.channelCount != ports.count {
-                        run.failure = "\(program.rawValue) wrote \(reader.frameCount) frames × \(reader.channelCount) channels, not \(expected) × \(ports.count)"
+                        run.failure = "\(program.rawValue) wrote \(reader.frameCount) frames × \(reader.channelCount) channels, "
+                            + "not \(expected) × \(ports.count)"
                     }
-                } catch {
-                    run.failure = "\(program.rawValue)'s file does not open: \(error)"
                 }
+            } catch {
+                run.failure = "\(program.rawValue)'s file \(file) does not open: \(error)"
             }
         }
         return run
@@ -163,10 +166,12 @@ final class ProcessBench {
         let reader = try SoundFileReader(path: path)
         let samples = reader.readAllFloats()
         let match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }
-        return TakeCheck(frames: samples.count / reader.channelCount, expectedFrames: expectedFrames,
-                         isFloat: reader.encoding == .float && reader.channelCount == 2,
+        let frames = samples.count / reader.channelCount
+        let isFloat = reader.encoding == .float && reader.channelCount == ReferenceSignal.channelCount
+        return TakeCheck(frames: frames, expectedFrames: expectedFrames, isFloat: isFloat,
                          startFrame: match.startFrame, mismatchedFrames: match.mismatchedFrames,
-                         firstMismatch: match.firstMismatch)
+                         firstMismatch: match.firstMismatch,
+                         bitExact: isFloat && match.startFrame != nil && match.mismatchedFrames == 0 && frames == expectedFrames)
     }
 
     /// The integer after the last occurrence of `label` in `text`.

@@ -72,7 +72,7 @@ struct Report: Codable {
 
     /// The fixed-width table. Ratios are of the medians shown above them.
     func table() -> String {
-        let columns = [46, 11, 11, 11, 12, 10, 2]
+        let columns = [50, 10, 10, 10, 11, 8, 2]
         func line(_ cells: [String]) -> String {
             var text = cells[0].padding(toLength: columns[0], withPad: " ", startingAt: 0)
             for (cell, width) in zip(cells.dropFirst(), columns.dropFirst()) {
@@ -84,7 +84,7 @@ struct Report: Codable {
         var lines = [
             "micmon-bench  \(date)  \(machine), nproc \(processors)  load \(loadAverageAtStart) → \(loadAverageAtEnd)",
             "server: \(server.isEmpty ? "(not started)" : server)  (period \(periodFrames) frames = \(fixed(periodMicroseconds, 1)) µs)",
-            "S = \(format(seconds)) s per take, R = \(rounds) rounds; micmon: \(micmon)",
+            "S = \(format(seconds)) s per take, R = \(rounds) round\(rounds == 1 ? "" : "s"); micmon: \(micmon)",
         ]
         lines += warnings.map { "warning: \($0)" }
         lines.append(String(repeating: "═", count: width))

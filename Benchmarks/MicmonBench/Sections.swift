@@ -33,8 +33,8 @@ extension Report {
     }
 
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double) {
-        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, \(rounds) rounds A B C …"
-        let counted = runs.filter { $0.round > 0 && $0.channels == 2 && $0.seconds == seconds }
+        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C × \(rounds) rounds"
+        let counted = runs.filter { $0.purpose == .comparison }
         func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
             counted.filter { $0.program == program }.compactMap(\.usage)
         }
@@ -91,11 +91,17 @@ extension Report {
     }
 
     mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {
-        let section = "Scaling: micmon record of N × system:capture_k, \(format(seconds)) s takes, \(rounds) rounds"
+        let section = "Scaling: micmon record of N × system:capture_k, \(format(seconds)) s takes × \(rounds) rounds"
         let periods = seconds * periodsPerSecond
         let period = periodMicroseconds
+        // The floor, from the bare client's takes above (their own length).
+        let bare = runs.filter { $0.purpose == .comparison && $0.program == .bare }
+            .compactMap { run in run.usage.map { $0.cpuSeconds / (run.seconds * periodsPerSecond) * 1e6 } }
+        if !bare.isEmpty {
+            figures.append(.measured(section, "bare client (jack_meter): CPU per period", bare, unit: "µs", digits: 2))
+        }
         for count in channelCounts {
-            let usages = runs.filter { $0.round > 0 && $0.program == .micmon && $0.channels == count && $0.seconds == seconds }
+            let usages = runs.filter { $0.purpose == .scaling && $0.channels == count }
                 .compactMap(\.usage)
             let perPeriod = usages.map { $0.cpuSeconds / periods * 1e6 }
             figures.append(.measured(section, "\(count) channels: CPU per period", perPeriod, unit: "µs", digits: 2))

@@ -8,7 +8,8 @@ import Synchronization
 struct ChildUsage: Codable {
     var userSeconds: Double
     var systemSeconds: Double
-    var cpuSeconds: Double { userSeconds + systemSeconds }
+    /// user + system.
+    var cpuSeconds: Double
     var voluntarySwitches: Int
     var involuntarySwitches: Int
     /// Peak resident set size in MB (ru_maxrss is in KiB on Linux).
@@ -134,9 +135,10 @@ final class Child {
         let wall = Double(monotonicNanoseconds() - startedNanoseconds) / 1e9
         let signalNumber = status & 0x7F
         let how: ChildEnd = signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signalNumber)
+        let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         end = (how, ChildUsage(
-            userSeconds: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
-            systemSeconds: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6,
+            userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
             voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
             peakRSSMegabytes: Double(usage.ru_maxrss) / 1024, wallSeconds: wall))
         Cleanup.untrack(pid, isServer: isServer)

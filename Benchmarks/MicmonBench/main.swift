@@ -58,6 +58,7 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         report.failures.append("no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
         return
     }
+    removeAbandonedDirectories()
     let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -84,21 +85,22 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
     defer { withExtendedLifetime(source) {} }
     let bench = ProcessBench(server: server, sourcePorts: source.portNames, micmonPath: options.micmonPath, directory: directory)
 
-    func take(_ program: ProcessBench.Program, round: Int, seconds: Double, ports: [String]? = nil) {
-        let run = bench.run(program, round: round, seconds: seconds, ports: ports)
+    func take(_ program: ProcessBench.Program, _ purpose: ProcessBench.Purpose, round: Int, seconds: Double,
+              ports: [String]? = nil) {
+        let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports)
         report.runs.append(run)
         let usage = run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
                                            Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage"
-        progress("  \(program.rawValue) \(run.channels) ch, round \(round): \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
-        if let failure = run.failure { report.failures.append("round \(round), \(run.channels) ch: \(failure)") }
+        progress("  \(purpose.rawValue) \(round): \(program.rawValue) \(run.channels) ch: \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
+        if let failure = run.failure { report.failures.append("\(purpose.rawValue) \(round), \(run.channels) ch: \(failure)") }
     }
 
     if options.sections.contains("record") {
         progress("warm-up: each program for 2 s (not counted)")
-        for program in ProcessBench.Program.allCases { take(program, round: 0, seconds: 2) }
+        for program in ProcessBench.Program.allCases { take(program, .warmUp, round: 0, seconds: 2) }
         for round in 1 ... options.rounds {
             progress("round \(round)/\(options.rounds): A B C, \(format(options.seconds)) s each")
-            for program in ProcessBench.Program.allCases { take(program, round: round, seconds: options.seconds) }
+            for program in ProcessBench.Program.allCases { take(program, .comparison, round: round, seconds: options.seconds) }
         }
         report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond)
     }
@@ -106,7 +108,7 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         for round in 1 ... options.rounds {
             progress("scaling round \(round)/\(options.rounds): \(scalingChannels) channels, \(format(scalingSeconds)) s each")
             for count in scalingChannels {
-                take(.micmon, round: round, seconds: scalingSeconds, ports: (1 ... count).map { "system:capture_\($0)" })
+                take(.micmon, .scaling, round: round, seconds: scalingSeconds, ports: (1 ... count).map { "system:capture_\($0)" })
             }
         }
         report.addScaling(seconds: scalingSeconds, rounds: options.rounds, channelCounts: scalingChannels,
@@ -134,6 +136,16 @@ func loadAverage() -> String {
 func machineDescription() -> String {
     let model = readText("/proc/cpuinfo").split(separator: "\n").first { $0.hasPrefix("model name") }
     return model.map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+}
+
+/// Removes the scratch folders of earlier benches that were interrupted (their pid is gone).
+func removeAbandonedDirectories() {
+    let temporary = NSTemporaryDirectory()
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where name.hasPrefix("micmon-bench-") {
+        if let pid = Int32(name.dropFirst("micmon-bench-".count)), kill(pid, 0) != 0 && errno == ESRCH {
+            try? FileManager.default.removeItem(atPath: temporary + name)
+        }
+    }
 }
 
 /// A warning when micmon is older than a Swift source under ./Sources (then `swift run
