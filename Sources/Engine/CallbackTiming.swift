@@ -26,8 +26,11 @@ public final class CallbackStatistics {
     public private(set) var execution = Histogram(binWidth: 1, binCount: 100_000)
     public private(set) var periodUsecs: Double = 0
     public private(set) var periodFrames = 0
-    /// Start times (JACK µs) of the cycles whose callback ran longer than the period.
+    /// Start times (JACK µs) of the first `overrunListLimit` cycles whose callback ended past the
+    /// period; `overrunCount` counts them all, so a long session's memory stays flat.
     public private(set) var overrunCycleStarts: [UInt64] = []
+    public private(set) var overrunCount: UInt64 = 0
+    public static let overrunListLimit = 1000
 
     init(timings: SPSCRing<CycleTiming>.Consumer) {
         self.timings = timings
@@ -43,7 +46,8 @@ public final class CallbackStatistics {
                 periodUsecs = Double(timing.periodUsecs)
                 periodFrames = Int(timing.periodFrames)
                 if timing.periodUsecs > 0 && timing.latenessUsecs + timing.executionUsecs > timing.periodUsecs {
-                    overrunCycleStarts.append(timing.cycleStartUsecs)
+                    overrunCount += 1
+                    if overrunCycleStarts.count < Self.overrunListLimit { overrunCycleStarts.append(timing.cycleStartUsecs) }
                 }
             }
         }

@@ -127,7 +127,10 @@ public struct LatencySummary: Sendable {
     /// the first cycle counts from the activation).
     public var xrunTimes: [Double]
     /// Cycles whose lateness + execution exceeded the period, in seconds after the start.
+    /// When late cycles happened (the first `CallbackStatistics.overrunListLimit`).
     public var lateCycleTimes: [Double]
+    /// How many late cycles there were in all.
+    public var lateCycleCount: UInt64 = 0
     public var roundTrip: RoundTripResult?
     public var serverWasLost: Bool
 }
@@ -433,7 +436,7 @@ public final class LatencySession {
         let origin = first > 0 ? first : startUsecs
         func seconds(_ usecs: UInt64) -> Double { usecs >= origin ? Double(usecs - origin) / 1e6 : -Double(origin - usecs) / 1e6 }
         let timing = callbackStatistics.summary(cyclesMissed: counters.pointee.timingsMissed.load(ordering: .relaxed))
-        let final = LatencySummary(
+        var final = LatencySummary(
             serverName: client.serverName, clientName: configuration.clientName, sampleRate: sampleRate,
             periodFrames: timing.periodFrames > 0 ? timing.periodFrames : periodFrames,
             seconds: secondsRun, callbackTiming: timing,
@@ -442,6 +445,7 @@ public final class LatencySession {
             xruns: counters.pointee.xruns.load(ordering: .relaxed), xrunTimes: xrunTimesUsecs.map(seconds),
             lateCycleTimes: callbackStatistics.overrunCycleStarts.map(seconds),
             roundTrip: roundTrip, serverWasLost: serverLost || serverIsGone)
+        final.lateCycleCount = callbackStatistics.overrunCount
         summary = final
         return final
     }

@@ -237,7 +237,7 @@ enum LatencyReport {
         text += "DSP load      micmon \(fixed(timing.dspLoadPercent, 2)) % (mean execution / period); "
         text += "server \(fixed(summary.serverLoadMean, 2)) % mean, \(fixed(summary.serverLoadMax, 2)) % max (jack_cpu_load)\n"
         text += "Xruns         \(summary.xruns)" + times(summary.xrunTimes) + "\n"
-        text += "Late cycles   \(summary.lateCycleTimes.count) (woke late + ran past the period)" + times(summary.lateCycleTimes) + "\n"
+        text += "Late cycles   \(summary.lateCycleCount) (woke late + ran past the period)" + times(summary.lateCycleTimes) + "\n"
         return text
     }
 
@@ -319,7 +319,7 @@ enum LatencyReport {
             ("dsp_load_pct", object([("micmon", number(timing.dspLoadPercent, 3)), ("server_mean", number(summary.serverLoadMean, 3)),
                                      ("server_max", number(summary.serverLoadMax, 3))])),
             ("xruns", String(summary.xruns)), ("xrun_times_s", list(summary.xrunTimes)),
-            ("late_cycles", String(summary.lateCycleTimes.count)), ("late_cycle_times_s", list(summary.lateCycleTimes)),
+            ("late_cycles", String(summary.lateCycleCount)), ("late_cycle_times_s", list(summary.lateCycleTimes)),
         ]
         guard let trip = summary.roundTrip else {
             pairs += [("round_trip", "null"), ("round_trip_frames", "null"), ("round_trip_ms", "null"), ("lock_ms", "null")]

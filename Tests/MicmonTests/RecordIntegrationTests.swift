@@ -100,7 +100,9 @@ struct RecordIntegrationTests {
         Thread.sleep(forTimeInterval: 3)
         let serverName = "micmon-demo-\(child.process.processIdentifier)"
         let jackd = try #require(ProcessTable.jackdPids(serverName: serverName).first, "no jackd for \(serverName)")
-        kill(jackd, SIGKILL)
+        // SIGTERM: the server shuts down the way an interface removal or `jack_control stop`
+        // does. (A SIGKILLed jackd also keeps its slot in JACK's 8-server shm registry.)
+        kill(jackd, SIGTERM)
         let result = child.wait(timeout: 20)
         #expect(result.exitCode == 69, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("shut down"))
