@@ -15,6 +15,9 @@ public struct PlaybackCounters: ~Copyable {
     /// Set by the main thread to hold playback (route loss): the callback plays silence and
     /// keeps its place.
     public let isPaused = Atomic<Bool>(false)
+    /// Set by the main thread once the outputs are connected: playback starts on the cycle after
+    /// the one that first sees it, so no frame is played into a port not yet connected.
+    public let isArmed = Atomic<Bool>(false)
     public let xruns = Atomic<UInt64>(0)
     public let serverIsGone = Atomic<Bool>(false)
     public init() {}
@@ -35,6 +38,8 @@ struct PlaybackKernel {
     let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
     let counters: UnsafeMutablePointer<PlaybackCounters>
     var framesPlayed: UInt64 = 0
+    /// Whether playback has begun (see `PlaybackCounters.isArmed`). Realtime thread only.
+    var isPlaying = false
 
     /// Fills both outputs for one cycle. Realtime thread.
     @_noLocks @_noAllocation
@@ -42,7 +47,11 @@ struct PlaybackKernel {
         let left = outputs[0]
         let right = outputs[1]
         var written = 0
-        if !counters.pointee.isPaused.load(ordering: .relaxed) {
+        if !isPlaying {
+            // The cycle that first sees the flag may have started before the connections were
+            // made: play from the next one.
+            if counters.pointee.isArmed.load(ordering: .relaxed) { isPlaying = true }
+        } else if !counters.pointee.isPaused.load(ordering: .relaxed) {
             let available = frames.availableToRead() / 2
             let count = available < frameCount ? available : frameCount
             if count > 0, let slices = frames.readableSlices(count: count * 2) {

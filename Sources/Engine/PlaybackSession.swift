@@ -169,6 +169,7 @@ public final class PlaybackSession {
         } catch {
             throw .jack(error)
         }
+        counters.pointee.isArmed.store(true, ordering: .relaxed)
     }
 
     private func connect() throws(JackError) {
