@@ -106,28 +106,23 @@ public final class JackClient: @unchecked Sendable {
     }
 
     public func setProcessCallback(_ callback: JackProcessCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_process_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_process_callback", code: code) }
+        try check(jack_set_process_callback(handle, callback, context), "jack_set_process_callback")
     }
 
     public func setBufferSizeCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_buffer_size_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_buffer_size_callback", code: code) }
+        try check(jack_set_buffer_size_callback(handle, callback, context), "jack_set_buffer_size_callback")
     }
 
     public func setSampleRateCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_sample_rate_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_sample_rate_callback", code: code) }
+        try check(jack_set_sample_rate_callback(handle, callback, context), "jack_set_sample_rate_callback")
     }
 
     public func setXrunCallback(_ callback: JackNotifyCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_xrun_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_xrun_callback", code: code) }
+        try check(jack_set_xrun_callback(handle, callback, context), "jack_set_xrun_callback")
     }
 
     public func setThreadInitCallback(_ callback: JackThreadInitCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_thread_init_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_thread_init_callback", code: code) }
+        try check(jack_set_thread_init_callback(handle, callback, context), "jack_set_thread_init_callback")
     }
 
     public func setShutdownCallback(_ callback: JackShutdownCallback, context: UnsafeMutableRawPointer?) {
@@ -137,13 +132,16 @@ public final class JackClient: @unchecked Sendable {
     }
 
     public func setPortRegistrationCallback(_ callback: JackPortRegistrationCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_port_registration_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_port_registration_callback", code: code) }
+        try check(jack_set_port_registration_callback(handle, callback, context), "jack_set_port_registration_callback")
     }
 
     public func setPortConnectCallback(_ callback: JackPortConnectCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
-        let code = jack_set_port_connect_callback(handle, callback, context)
-        if code != 0 { throw .callbackRegistrationFailed(callback: "jack_set_port_connect_callback", code: code) }
+        try check(jack_set_port_connect_callback(handle, callback, context), "jack_set_port_connect_callback")
+    }
+
+    /// Turns a libjack registration result into a typed error naming the call.
+    private func check(_ code: Int32, _ call: String) throws(JackError) {
+        if code != 0 { throw .callbackRegistrationFailed(callback: call, code: code) }
     }
 
     public func activate() throws(JackError) {
