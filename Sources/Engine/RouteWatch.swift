@@ -62,6 +62,8 @@ final class RouteWatch {
         guard queued.count > 0 || now &- lastCheck > 1_000_000 else { return [] }
         lastCheck = now
         var found: [RouteChange] = []
+        var needsAnotherLook = false
+        defer { if needsAnotherLook { lastCheck = 0 } }
         for (index, port) in ports.enumerated() {
             let source = sources[index]
             var connections = client.connections(of: port)
@@ -73,6 +75,11 @@ final class RouteWatch {
                     if !wasConnected[index] {
                         found.append(RouteChange(kind: .sourceBack, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
                     }
+                } else {
+                    // The source still exists but cannot be connected: a client that quits
+                    // drops its connections before its ports. Decide on the next look.
+                    needsAnotherLook = true
+                    continue
                 }
             }
             if wasConnected[index] && !connected && !client.portExists(source) {
