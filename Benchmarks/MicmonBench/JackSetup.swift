@@ -48,10 +48,20 @@ final class BenchServer {
 
     var commandLine: String { arguments.joined(separator: " ") }
 
-    /// SIGTERM, then SIGKILL after 3 s. Safe to call twice.
+    /// Why the server is gone, if it ended on its own (crashed or was killed by someone else).
+    var unexpectedEnd: String? {
+        child.poll().map { "the JACK server ended by itself (\($0.0.text))" }
+    }
+
+    /// SIGTERM, then SIGKILL after 3 s. Safe to call twice. The log stays (it is in the bench's
+    /// scratch folder unless `keepLog` moved it).
     func stop() {
         child.stop(SIGTERM, grace: 3)
-        unlink(logPath)
+    }
+
+    /// Moves the server's log to `path` (to look at after a failed run).
+    func keepLog(at path: String) {
+        rename(logPath, path)
     }
 }
 

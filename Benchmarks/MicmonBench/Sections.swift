@@ -36,7 +36,7 @@ extension Report {
         let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C × \(rounds) rounds"
         let counted = runs.filter { $0.purpose == .comparison }
         func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
-            counted.filter { $0.program == program }.compactMap(\.usage)
+            counted.filter { $0.program == program }.compactMap(\.fullUsage)
         }
         let names: [(ProcessBench.Program, String)] = [(.micmon, "A micmon"), (.jackCapture, "B jack_capture"), (.bare, "C bare (jack_meter)")]
         let periods = seconds * periodsPerSecond
@@ -82,6 +82,8 @@ extension Report {
         let captureRuns = counted.filter { $0.program == .jackCapture }
         figures.append(.measured(section, "frames dropped  A micmon", micmonRuns.compactMap(\.dropped).map(Double.init),
                                  unit: "frames", digits: 0))
+        figures.append(.measured(section, "  of them never delivered by the server (xruns)",
+                                 micmonRuns.compactMap(\.droppedByServer).map(Double.init), unit: "frames", digits: 0))
         figures.append(.measured(section, "overruns  B jack_capture", captureRuns.compactMap(\.dropped).map(Double.init),
                                  unit: "periods", digits: 0))
         figures.append(.measured(section, "server xruns seen  A micmon", micmonRuns.compactMap(\.xruns).map(Double.init),
@@ -96,13 +98,13 @@ extension Report {
         let period = periodMicroseconds
         // The floor, from the bare client's takes above (their own length).
         let bare = runs.filter { $0.purpose == .comparison && $0.program == .bare }
-            .compactMap { run in run.usage.map { $0.cpuSeconds / (run.seconds * periodsPerSecond) * 1e6 } }
+            .compactMap { run in run.fullUsage.map { $0.cpuSeconds / (run.seconds * periodsPerSecond) * 1e6 } }
         if !bare.isEmpty {
             figures.append(.measured(section, "bare client (jack_meter): CPU per period", bare, unit: "µs", digits: 2))
         }
         for count in channelCounts {
             let usages = runs.filter { $0.purpose == .scaling && $0.channels == count }
-                .compactMap(\.usage)
+                .compactMap(\.fullUsage)
             let perPeriod = usages.map { $0.cpuSeconds / periods * 1e6 }
             figures.append(.measured(section, "\(count) channels: CPU per period", perPeriod, unit: "µs", digits: 2))
             figures.append(.measured(section, "\(count) channels: share of the period", perPeriod.map { $0 / period * 100 },
@@ -110,6 +112,9 @@ extension Report {
             figures.append(.measured(section, "\(count) channels: vol. ctx switches / period",
                                      usages.map { Double($0.voluntarySwitches) / periods }, unit: "", digits: 3))
         }
+        let scaling = runs.filter { $0.purpose == .scaling }
+        figures.append(.measured(section, "frames dropped per take (micmon's count)",
+                                 scaling.compactMap(\.dropped).map(Double.init), unit: "frames", digits: 0))
     }
 }
 

@@ -59,6 +59,7 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         return
     }
     removeAbandonedDirectories()
+    unlink(options.jsonPath + ".jackd.log")  // a failed earlier run's
     let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -72,7 +73,14 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         report.failures.append(error.description)
         return
     }
-    defer { server.stop() }
+    defer {
+        server.stop()
+        if !report.failures.isEmpty {
+            let kept = options.jsonPath + ".jackd.log"
+            server.keepLog(at: kept)
+            report.warnings.append("a run failed; the JACK server's log is in \(kept)")
+        }
+    }
     report.server = server.commandLine
 
     let source: SignalSource
@@ -87,12 +95,17 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
 
     func take(_ program: ProcessBench.Program, _ purpose: ProcessBench.Purpose, round: Int, seconds: Double,
               ports: [String]? = nil) {
+        if server.unexpectedEnd != nil { return }  // reported once, below
         let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports)
         report.runs.append(run)
         let usage = run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
                                            Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage"
         progress("  \(purpose.rawValue) \(round): \(program.rawValue) \(run.channels) ch: \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
         if let failure = run.failure { report.failures.append("\(purpose.rawValue) \(round), \(run.channels) ch: \(failure)") }
+        if let end = server.unexpectedEnd {
+            report.failures.append(end + "; the remaining takes were skipped")
+            progress(end)
+        }
     }
 
     if options.sections.contains("record") {
