@@ -338,14 +338,7 @@ public final class CaptureSession {
 
     /// Waits until the realtime thread confirms it stopped taking frames, or the server is gone.
     private func waitForRealtimeStop(timeout: Double) -> Bool {
-        var waited = 0.0
-        while waited < timeout {
-            if counters.pointee.hasStopped.load(ordering: .acquiring) { return true }
-            if serverIsGone { return false }
-            usleep(2_000)
-            waited += 0.002
-        }
-        return false
+        waitPolling(timeout: timeout, until: { counters.pointee.hasStopped.load(ordering: .acquiring) }, givingUpIf: { serverIsGone })
     }
 }
 

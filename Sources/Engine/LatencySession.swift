@@ -457,13 +457,6 @@ public final class LatencySession {
     }
 
     private func waitForRealtimeStop(timeout: Double) -> Bool {
-        var waited = 0.0
-        while waited < timeout {
-            if counters.pointee.hasStopped.load(ordering: .acquiring) { return true }
-            if serverIsGone { return false }
-            usleep(2_000)
-            waited += 0.002
-        }
-        return false
+        waitPolling(timeout: timeout, until: { counters.pointee.hasStopped.load(ordering: .acquiring) }, givingUpIf: { serverIsGone })
     }
 }
