@@ -94,14 +94,14 @@ struct FaultIntegrationTests {
     @Test("a source that quits mid-take reads as silence, is reported, and is reconnected when it returns")
     func sourceGoneAndBack() throws {
         let server = try SharedTestServer.require()
-        var source: TestSignalSource? = try TestSignalSource(serverName: server.name, clientName: "route-src")
+        var source: TestSignalSource? = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
         let path = TestEnvironment.scratchFolder("route") + "/take.wav"
         let child = try MicmonProcess(["record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*", "--duration", "5", "--json"])
         Thread.sleep(forTimeInterval: 1.5)
         source?.stop()
         source = nil
         Thread.sleep(forTimeInterval: 1.5)
-        source = try TestSignalSource(serverName: server.name, clientName: "route-src")
+        source = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
         let result = child.wait(timeout: 30)
         source?.stop()
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")

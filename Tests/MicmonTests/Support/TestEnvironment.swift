@@ -46,7 +46,7 @@ final class SharedTestServer: @unchecked Sendable {
             privateServer = server
             atexit { SharedTestServer.stopPrivateServer() }
         }
-        source = try TestSignalSource(serverName: name)
+        source = try TestSignalSource.reference(serverName: name)
     }
 
     static func stopPrivateServer() {
