@@ -15,11 +15,12 @@ let package = Package(
         .systemLibrary(name: "CJack", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .target(name: "CJackShims", dependencies: ["CJack"]),
 
         // Swift modules, lowest first.
         .target(name: "Realtime"),
-        .target(name: "DSP", dependencies: ["Realtime", "CSampleRate"]),
+        .target(name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"]),
         .target(name: "Jack", dependencies: ["CJack", "CJackShims"]),
         .target(name: "SoundFile", dependencies: ["CSndFile"]),
         .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime"]),

@@ -20,6 +20,8 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.inputs[channel] = UnsafePointer(JackPortBuffer.samples(kernel.pointee.ports[channel], frames: frameCount))
         channel += 1
     }
+    // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
+    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: cycle.startFrame, knowsCycleFrame: cycle.startUsecs > 0)
     if let monitor = kernel.pointee.monitor {
         var output = 0
         while output < monitor.count {
@@ -29,7 +31,6 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         }
         kernel.pointee.monitorPass(frameCount: Int(frameCount))
     }
-    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: cycle.startFrame, knowsCycleFrame: cycle.startUsecs > 0)
     if kernel.pointee.plantsAllocation { plantedAllocation() }
     let left = JackClock.now()
     kernel.pointee.recordTiming(cycleStart: cycle.startUsecs, periodUsecs: cycle.periodUsecs, entered: entered, left: left, frames: frameCount)

@@ -30,6 +30,17 @@ struct CaptureKernel {
     let routeChanges: SPSCRing<UInt64>.Producer
     /// Monitoring: the inputs (× gain) on output ports in the same cycle, or nil.
     let monitor: MonitorRoute?
+    /// Meters to run: the inputs, plus the clean channel when denoising (`inputs[channelCount]`).
+    let meterCount: Int
+    /// What the file records: `recordedChannelCount` buffers from here (a window of `inputs`).
+    let recordSources: UnsafeMutablePointer<UnsafePointer<Float>>
+    let recordedChannelCount: Int
+    /// Dual-mic noise suppression of inputs 0 (primary) and 1 (reference) into the clean buffer
+    /// `inputs[channelCount]`, or nil.
+    let suppressor: NoiseSuppressorKernel?
+
+    /// The longest period the clean buffer holds (JACK's own limit).
+    static let maximumPeriod = 8192
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
     var plantsAllocation = false
@@ -43,6 +54,9 @@ struct CaptureKernel {
     var lastCycleStartFrame: UInt32 = 0
     var lastCycleFrames: UInt32 = 0
     var hasLastCycle = false
+    /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
+    /// so monitoring never replays an old period. Realtime thread only.
+    var cleanFrameCount = 0
     /// Dropped frames not yet reported to the drop log (merged while periods keep dropping).
     var pendingDrop = DropEvent(startFrame: 0, frameCount: 0)
 
@@ -51,6 +65,7 @@ struct CaptureKernel {
     @_noLocks @_noAllocation
     mutating func process(frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false) {
         let counters = self.counters
+        cleanFrameCount = 0
         counters.pointee.cycles.add(1, ordering: .relaxed)
         if counters.pointee.stopRequested.load(ordering: .acquiring) {
             counters.pointee.hasStopped.store(true, ordering: .releasing)
@@ -70,6 +85,15 @@ struct CaptureKernel {
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
 
+        if let suppressor, frames <= Self.maximumPeriod {
+            // SAFETY: inputs[channelCount] is the clean buffer (maximumPeriod floats), made by the
+            // session; inputs 0 and 1 hold ≥ frames samples this cycle.
+            suppressor.process(
+                primary: inputs[0], reference: inputs[1],
+                clean: UnsafeMutablePointer(mutating: inputs[channelCount]), frameCount: frames)
+            cleanFrameCount = frames
+        }
+
         if let samples, let drops {
             if !queue(frames: frames, samples: samples, drops: drops) {
                 if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
@@ -80,10 +104,10 @@ struct CaptureKernel {
 
         var channel = 0
         let readings = meterMailbox.writeBuffer()
-        while channel < channelCount {
-            // SAFETY: `meters` and `inputs` hold `channelCount` entries; each input has ≥ frames samples.
+        while channel < meterCount {
+            // SAFETY: `meters` and `inputs` hold `meterCount` entries; each has ≥ frames samples.
             meters[channel].process(inputs[channel], count: frames, coefficients: meterCoefficients)
-            // SAFETY: the mailbox slots hold `channelCount` readings.
+            // SAFETY: the mailbox slots hold `meterCount` readings.
             readings[channel] = meters[channel]
             channel += 1
         }
@@ -106,12 +130,14 @@ struct CaptureKernel {
         var channel = 0
         while channel < monitor.count {
             // SAFETY: the route holds `count` outputs and meters, count ≤ channelCount inputs;
-            // every buffer holds frameCount samples this cycle.
-            let source = inputs[channel]
+            // every buffer holds frameCount samples this cycle. Denoising, every output gets the
+            // clean channel (filled by `process`, which runs first, once the take has begun).
+            let source = suppressor == nil ? inputs[channel] : inputs[channelCount]
             let destination = monitor.outputs[channel]
+            let isSilent = suppressor != nil && cleanFrameCount != frameCount
             var i = 0
             while i < frameCount {
-                destination[i] = source[i] * gain
+                destination[i] = isSilent ? 0 : source[i] * gain
                 i += 1
             }
             monitor.meters[channel].process(destination, count: frameCount, coefficients: meterCoefficients)
@@ -165,6 +191,7 @@ struct CaptureKernel {
     @_noLocks @_noAllocation
     private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer) -> Bool {
         if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
+        let channelCount = recordedChannelCount
         guard let slices = samples.writableSlices(count: frames * channelCount) else { return false }
         if pendingDrop.frameCount > 0 {
             // SAFETY: one free slot was checked above; only this thread produces drop events.
@@ -183,10 +210,11 @@ struct CaptureKernel {
     @_noLocks @_noAllocation
     private func interleave(into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int) {
         guard frameCount > 0, let base = destination.baseAddress else { return }
+        let channelCount = recordedChannelCount
         var channel = 0
         while channel < channelCount {
-            // SAFETY: each input holds ≥ start + frameCount samples this cycle.
-            let source = inputs[channel] + start
+            // SAFETY: each recorded source holds ≥ start + frameCount samples this cycle.
+            let source = recordSources[channel] + start
             var frame = 0
             while frame < frameCount {
                 // SAFETY: frame * channelCount + channel < frameCount * channelCount ≤ destination.count.

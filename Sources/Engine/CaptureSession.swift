@@ -30,6 +30,17 @@ public struct CaptureConfiguration: Sendable {
     public var ringSeconds: Double = 4
     /// Monitoring: the inputs on `out_1`, `out_2` in the same cycle, or nil.
     public var monitor: Monitoring?
+    /// Dual-mic noise suppression: in_1 is the primary mic, in_2 the reference. The clean
+    /// channel is metered, monitored instead of the inputs, and recorded as `recordedChannels`
+    /// says.
+    public var denoises = false
+    /// What the file holds when denoising: the inputs, the clean channel, or all (inputs, then
+    /// clean). Ignored without `denoises`.
+    public var recordedChannels: RecordedChannels = .all
+
+    public enum RecordedChannels: String, Sendable, CaseIterable {
+        case raw, clean, all
+    }
 
     public struct Monitoring: Sendable {
         /// `-o` requests (exact names or patterns); empty means the first two physical
@@ -50,9 +61,11 @@ public enum CaptureError: Error, CustomStringConvertible {
     case jack(JackError)
     case unknownPort(PortSelection.NoMatch)
     case file(SoundFileError)
+    case denoise(NoiseSuppressorError)
 
     public var description: String {
         switch self {
+        case .denoise(let error): return error.description
         case .jack(let error): return error.description
         case .unknownPort(let error): return error.description
         case .file(let error): return error.description
@@ -92,6 +105,8 @@ public final class CaptureSession {
     /// Things the user should know that are not errors (e.g. fewer capture ports than inputs).
     public private(set) var warnings: [String] = []
     public var isRecording: Bool { writer != nil }
+    /// Whether the noise suppressor runs (the last meter reading is then the clean channel).
+    public var denoises: Bool { suppressor != nil }
     /// Where the monitor outputs go (out_1 first); empty without monitoring.
     public let monitorDestinations: [String]
     public let monitorPorts: [JackPort]
@@ -108,6 +123,9 @@ public final class CaptureSession {
     private let writer: TakeWriter?
     private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
     private let monitorMemory: MonitorMemory?
+    /// The noise suppressor and the clean channel's buffer (`CaptureKernel.maximumPeriod`), or nil.
+    private let suppressor: NoiseSuppressor?
+    private let cleanBuffer: UnsafeMutablePointer<Float>?
     private let routeWatch: RouteWatch
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public let callbackStatistics: CallbackStatistics
@@ -123,6 +141,11 @@ public final class CaptureSession {
             throw .jack(error)
         }
         sampleRate = client.sampleRate
+        if configuration.denoises {
+            do { suppressor = try NoiseSuppressor(sampleRate: sampleRate) } catch { throw .denoise(error) }
+        } else {
+            suppressor = nil
+        }
 
         var sources: [String]
         if configuration.sourcePorts.isEmpty {
@@ -147,7 +170,15 @@ public final class CaptureSession {
             do { registered.append(try client.registerPort(name: "in_\(index)", direction: .input)) } catch { throw .jack(error) }
         }
         ports = registered
-        channelNames = registered.map(\.shortName)
+        // With denoising, one more meter (and maybe file channel): the clean primary.
+        let meterCount = channelCount + (suppressor == nil ? 0 : 1)
+        channelNames = registered.map(\.shortName) + (suppressor == nil ? [] : ["clean"])
+        let recorded: (offset: Int, count: Int)
+        switch suppressor == nil ? .raw : configuration.recordedChannels {
+        case .raw: recorded = (0, channelCount)
+        case .clean: recorded = (channelCount, 1)
+        case .all: recorded = (0, channelCount + 1)
+        }
 
         if let monitor = configuration.monitor {
             var chosen: [String]
@@ -178,7 +209,7 @@ public final class CaptureSession {
         if let recording = configuration.recording {
             do {
                 fileWriter = try SoundFileWriter(path: recording.path, format: recording.format,
-                                                 sampleRate: sampleRate, channelCount: channelCount)
+                                                 sampleRate: sampleRate, channelCount: recorded.count)
             } catch {
                 throw .file(error)
             }
@@ -188,24 +219,33 @@ public final class CaptureSession {
         counters.initialize(to: CaptureCounters())
         portHandles = .allocate(capacity: channelCount)
         portHandles.initialize(from: registered.map(\.handle), count: channelCount)
-        inputBuffers = .allocate(capacity: channelCount)
-        meters = .allocate(capacity: channelCount)
-        meters.initialize(repeating: ChannelMeter(), count: channelCount)
-        mailbox = LatestValueMailbox(count: channelCount, initial: ChannelMeter())
+        // The inputs, then (when denoising) the clean channel, which stays in place.
+        inputBuffers = .allocate(capacity: meterCount)
+        meters = .allocate(capacity: meterCount)
+        meters.initialize(repeating: ChannelMeter(), count: meterCount)
+        mailbox = LatestValueMailbox(count: meterCount, initial: ChannelMeter())
         // A silent buffer stands in for the inputs until the first cycle.
         let silence = UnsafeMutablePointer<Float>.allocate(capacity: 1)
         silence.initialize(to: 0)
         inputBuffers.initialize(repeating: UnsafePointer(silence), count: channelCount)
+        if suppressor != nil {
+            let clean = UnsafeMutablePointer<Float>.allocate(capacity: CaptureKernel.maximumPeriod)
+            clean.initialize(repeating: 0, count: CaptureKernel.maximumPeriod)
+            (inputBuffers + channelCount).initialize(to: UnsafePointer(clean))
+            cleanBuffer = clean
+        } else {
+            cleanBuffer = nil
+        }
 
         if let fileWriter {
             let ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
-            let samples = SPSCRing<Float>(capacity: ringFrames * channelCount)
+            let samples = SPSCRing<Float>(capacity: ringFrames * recorded.count)
             let drops = SPSCRing<DropEvent>(capacity: 1024)
             sampleRing = samples
             dropRing = drops
             let stall = getenv("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double(String(cString: $0)) } ?? 0
             writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
-                                counters: counters, channelCount: channelCount, stallSeconds: stall)
+                                counters: counters, channelCount: recorded.count, stallSeconds: stall)
         } else {
             sampleRing = nil
             dropRing = nil
@@ -224,7 +264,9 @@ public final class CaptureSession {
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
             counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
-            routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route))
+            routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route,
+            meterCount: meterCount, recordSources: inputBuffers + recorded.offset, recordedChannelCount: recorded.count,
+            suppressor: suppressor?.kernel))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
@@ -249,6 +291,7 @@ public final class CaptureSession {
         kernel.deallocate()
         // The first input buffer may still be the placeholder; it is one float, leaked never.
         inputBuffers.deallocate()
+        cleanBuffer?.deallocate()
         portHandles.deallocate()
         meters.deallocate()
         counters.deinitialize(count: 1)

@@ -19,6 +19,7 @@ public enum JSONLines {
             + ",\"xruns\":\(status.xruns),\"frames_recorded\":\(status.framesRecorded)"
             + ",\"frames_dropped\":\(status.framesDropped),\"sample_rate\":\(status.sampleRate)"
             + ",\"recording\":\(status.isRecording),\"file\":" + (status.fileName.map(TextFormat.jsonString) ?? "null")
+            + (status.noiseReductionDB.map { ",\"noise_reduction_db\":" + TextFormat.decibels($0, decimals: 1) } ?? "")
             + "}"
     }
 }

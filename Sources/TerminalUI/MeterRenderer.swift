@@ -63,6 +63,7 @@ public enum MeterRenderer {
             if channel.clipCount > 0 { part += " clips \(channel.clipCount)" }
             parts.append(part)
         }
+        if let reduction = status.noiseReductionDB { parts.append("noise reduction " + TextFormat.fixed(reduction, decimals: 1) + " dB") }
         parts.append("xruns \(status.xruns)")
         parts.append("dropped \(status.framesDropped)")
         parts.append(recordingText(status))
@@ -126,6 +127,7 @@ public enum MeterRenderer {
         } else {
             line.add("not recording  ")
         }
+        if let reduction = status.noiseReductionDB { line.add("NR " + TextFormat.fixed(reduction, decimals: 1) + " dB  ") }
         line.add("xruns \(status.xruns)", status.xruns > 0 ? "33" : nil)
         line.add("  ")
         line.add("dropped \(status.framesDropped)", status.framesDropped > 0 ? "1;31" : nil)

@@ -35,6 +35,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var framesDropped: UInt64
     public var isRecording: Bool
     public var fileName: String?
+    /// With noise suppression: how far the clean channel's RMS sits below the primary's, in dB.
+    public var noiseReductionDB: Double?
 
     public init(elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
                 framesDropped: UInt64 = 0, isRecording: Bool = false, fileName: String? = nil) {

@@ -1,3 +1,4 @@
+import Engine
 import SoundFile
 
 /// A usage error: one line for stderr, exit 64.
@@ -31,6 +32,10 @@ struct Invocation {
     var sendPort: String?
     var returnPort: String?
     var softwareLoop = false
+    /// `--denoise`: dual-mic noise suppression (in_1 primary, in_2 reference).
+    var denoises = false
+    /// `--channels`: what a denoised recording holds.
+    var recordedChannels: CaptureConfiguration.RecordedChannels = .all
 }
 
 /// The result of parsing: run something, or print a text and exit.
@@ -55,6 +60,7 @@ enum ArgumentParser {
         var bitsName: String?
         var positional: [String] = []
         var index = 1
+        var channelsGiven = false
 
         func value(for option: String, inline: String?) throws(UsageError) -> String {
             if let inline { return inline }
@@ -116,6 +122,15 @@ enum ArgumentParser {
                 invocation.returnPort = try value(for: option, inline: inline)
             case "--software-loop" where command == .latency:
                 invocation.softwareLoop = true
+            case "--denoise" where command != .latency:
+                invocation.denoises = true
+            case "--channels" where command == .record || command == .demo:
+                let text = try value(for: option, inline: inline)
+                guard let channels = CaptureConfiguration.RecordedChannels(rawValue: text) else {
+                    throw UsageError("--channels needs raw, clean or all, not '\(text)'")
+                }
+                channelsGiven = true
+                invocation.recordedChannels = channels
             case "--record" where command == .demo:
                 invocation.filePath = try value(for: option, inline: inline)
             default:
@@ -140,6 +155,9 @@ enum ArgumentParser {
             invocation.format = try chooseFormat(path: path, formatName: formatName, bitsName: bitsName)
         } else if formatName != nil || bitsName != nil || invocation.force {
             throw UsageError("--format, --bits and --force apply only when recording")
+        }
+        if channelsGiven && (!invocation.denoises || invocation.filePath == nil) {
+            throw UsageError("--channels applies only when recording with --denoise")
         }
         if command == .latency {
             if invocation.returnPort != nil && invocation.softwareLoop {

@@ -25,6 +25,8 @@ enum CaptureCommand {
         if invocation.monitors {
             configuration.monitor = .init(destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
         }
+        configuration.denoises = invocation.denoises
+        configuration.recordedChannels = invocation.recordedChannels
         guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
         return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
     }
@@ -143,7 +145,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort:
+        case .unknownPort, .denoise:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file:

@@ -36,6 +36,8 @@ enum DemoCommand {
         configuration.serverName = serverName
         configuration.sourcePorts = source.outputPorts
         configuration.durationSeconds = invocation.durationSeconds
+        configuration.denoises = invocation.denoises
+        configuration.recordedChannels = invocation.recordedChannels
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format)
         }

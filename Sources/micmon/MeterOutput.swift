@@ -91,9 +91,11 @@ final class MeterOutput {
 
     private func display(_ session: CaptureSession) -> ([ChannelDisplay], MeterStatus) {
         let readings = session.readings()
+        let connected = session.inputIsConnected
         var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
+            // The clean channel (after the inputs) is connected whenever the primary is.
             ChannelDisplay(name: pair.0, peakDBFS: pair.1.peakDBFS, holdDBFS: pair.1.holdDBFS, rmsDBFS: pair.1.rmsDBFS,
-                           clipCount: pair.1.clipCount, isConnected: session.inputIsConnected[index])
+                           clipCount: pair.1.clipCount, isConnected: index < connected.count ? connected[index] : connected.first ?? true)
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {
@@ -103,7 +105,11 @@ final class MeterOutput {
         let status = MeterStatus(elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
                                  xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
                                  framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
-        return (channels, status)
+        var statusWithReduction = status
+        if session.denoises, let primary = readings.first, let clean = readings.last {
+            statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
+        }
+        return (channels, statusWithReduction)
     }
 }
 

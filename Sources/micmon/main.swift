@@ -4,6 +4,7 @@ import Glibc
 StopSignals.install()
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "play" { exit(PlayCommand.run(Array(arguments.dropFirst())).rawValue) }
+if arguments.first == "denoise" { exit(DenoiseCommand.run(Array(arguments.dropFirst())).rawValue) }
 let exitCode: ExitCode
 do {
     switch try ArgumentParser.parse(arguments) {

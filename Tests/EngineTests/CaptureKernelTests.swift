@@ -40,7 +40,8 @@ final class CaptureKernelTests {
                                    meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
                                    samples: samples.producer, drops: drops.producer, counters: counters,
                                    client: OpaquePointer(bitPattern: 0x10)!, timings: timings.producer, frameLimit: frameLimit,
-                                   routeChanges: SPSCRing<UInt64>(capacity: 4).producer, monitor: nil)
+                                   routeChanges: SPSCRing<UInt64>(capacity: 4).producer, monitor: nil,
+                                   meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
         kernel.isTaking = true
         return kernel
     }

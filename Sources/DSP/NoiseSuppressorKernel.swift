@@ -1,0 +1,201 @@
+// The noise suppressor's realtime path: framing, analysis, noise estimation, gain, synthesis.
+// Everything here is `@_noLocks @_noAllocation` and works in memory made by `init`
+// (NoiseSuppressor.swift). The only calls out are `fftwf_execute_dft_*` on plans made before.
+
+import CFFTW
+
+extension NoiseSuppressorKernel {
+    /// Takes `frameCount` samples of each mic and writes as many clean samples, `latencyFrames`
+    /// late. Any block size, including 0; the output does not depend on how the input is cut.
+    /// The thread that owns the suppressor (the realtime thread in a JACK client).
+    @_noLocks @_noAllocation
+    public func process(
+        primary: UnsafePointer<Float>, reference: UnsafePointer<Float>,
+        clean: UnsafeMutablePointer<Float>, frameCount: Int
+    ) {
+        let hop = coefficients.hop
+        let tail = coefficients.frameLength - hop
+        var done = 0
+        while done < frameCount {
+            let fill = scalars.pointee.hopFill
+            let count = min(hop - fill, frameCount - done)
+            // SAFETY: fill + count ≤ hop, so the writes stay inside the histories' last hop and
+            // the reads inside outputHop; done + count ≤ frameCount bounds the caller's buffers.
+            copyFloats(primaryHistory + tail + fill, from: primary + done, count: count)
+            copyFloats(referenceHistory + tail + fill, from: reference + done, count: count)
+            copyFloats(clean + done, from: outputHop + fill, count: count)
+            done += count
+            if fill + count == hop {
+                scalars.pointee.hopFill = 0
+                analyseFrame()
+            } else {
+                scalars.pointee.hopFill = fill + count
+            }
+        }
+    }
+
+    /// One frame: the newest `frameLength` samples in, one finished hop into `outputHop`.
+    @_noLocks @_noAllocation
+    func analyseFrame() {
+        let c = coefficients
+        let n = c.frameLength, hop = c.hop, bins = c.binCount
+
+        // Analysis: window each mic and transform.
+        for i in 0..<n { transformInput[i] = primaryHistory[i] * window[i] }
+        // SAFETY: the plan was made for these sizes; fftwf_execute_dft_r2c neither allocates nor
+        // locks, and the arrays are fftwf_malloc'ed like the ones the plan was made with.
+        _unsafePerformance { fftwf_execute_dft_r2c(forwardPlan, transformInput, primarySpectrum) }
+        for i in 0..<n { transformInput[i] = referenceHistory[i] * window[i] }
+        // SAFETY: as above.
+        _unsafePerformance { fftwf_execute_dft_r2c(forwardPlan, transformInput, referenceSpectrum) }
+        // Slide the histories by one hop.
+        copyFloats(primaryHistory, from: primaryHistory + hop, count: n - hop)
+        copyFloats(referenceHistory, from: referenceHistory + hop, count: n - hop)
+
+        var state = scalars.pointee
+        let analysed = state.framesAnalysed
+        // Plain averages while starting, so the smoothers do not begin from zero.
+        let startup = analysed < c.startupFrames
+        let startWeight = 1 / Float(analysed + 1)
+        let psdRetain = startup ? 1 - startWeight : c.psdRetain
+
+        // Per-bin powers and the smoothed PSDs; their band sums give the broadband level difference.
+        var primaryBand: Float = 1e-20, referenceBand: Float = 1e-20
+        for k in 0..<bins {
+            let p1 = power(primarySpectrum[k])
+            let p2 = power(referenceSpectrum[k])
+            let s1 = psdRetain * primaryPSD[k] + (1 - psdRetain) * p1
+            let s2 = psdRetain * referencePSD[k] + (1 - psdRetain) * p2
+            primaryPSD[k] = s1
+            referencePSD[k] = s2
+            if k >= c.bandLow && k <= c.bandHigh {
+                primaryBand += s1
+                referenceBand += s2
+            }
+        }
+        let difference = 3.0103 * fastLog2(primaryBand / referenceBand)
+        state.lastDifferenceDecibels = difference
+
+        // Calibration. Far-field sound (the noise) reaches both mics at about the same level, so
+        // the difference in noise-dominated frames is the mics' gain mismatch. The talker only
+        // ever raises the difference: frames below the calibration pull it down quickly (so a
+        // start on speech recovers), frames just above it move it slowly, frames well above it
+        // are speech and leave it alone.
+        if startup {
+            state.calibrationDecibels += startWeight * (difference - state.calibrationDecibels)
+        } else if difference < state.calibrationDecibels - c.calibrationBand {
+            state.calibrationDecibels += (1 - c.calibrationFallRetain) * (difference - state.calibrationDecibels)
+        } else if difference < state.calibrationDecibels + c.noiseGateDecibels {
+            state.calibrationDecibels += (1 - c.calibrationRetain) * (difference - state.calibrationDecibels)
+        } else if difference > state.calibrationDecibels + c.speechGateDecibels {
+            let r = c.speechDifferenceRetain
+            let excess = min(max(difference - state.calibrationDecibels, c.speechDifferenceFloor), c.speechDifferenceCeiling)
+            state.speechDifferenceDecibels = r * state.speechDifferenceDecibels + (1 - r) * excess
+        }
+        // Reference → primary scale for far-field sound, and the talker's power ratio
+        // reference/primary after that scale.
+        let calibration = fastExp2(state.calibrationDecibels * 0.33219281)
+        let speechRatio = fastExp2(-state.speechDifferenceDecibels * 0.33219281)
+        let speechRatioComplement = 1 / (1 - speechRatio)
+
+        let referenceIsUsable = abs(state.calibrationDecibels) < c.maximumCalibrationDecibels
+        let presenceScale = 1 / (c.presenceHigh - c.presenceLow)
+        let noiseRetain = startup ? 1 - startWeight : c.noiseRetain
+        let trackerRetain = startup ? 1 - startWeight : c.trackerRetain
+        let trackerSNR = c.trackerPrioriSNR
+        let trackerExponent = trackerSNR / (1 + trackerSNR)
+        let trackerNormaliser = 1 + trackerSNR
+        for k in 0..<bins {
+            let p1 = power(primarySpectrum[k])
+            let s1 = primaryPSD[k], s2 = referencePSD[k] * calibration
+
+            // PLD noise estimate: s1 = S + N, s2 = h·S + N  ⇒  N = (s2 − h·s1) / (1 − h).
+            let pld = max(s2 - speechRatio * s1, 0) * speechRatioComplement
+            let pldNoise = noiseRetain * differenceNoise[k] + (1 - noiseRetain) * min(pld, s1)
+            differenceNoise[k] = pldNoise
+
+            // Single-channel tracker on the primary (speech-presence-weighted periodogram, after
+            // Gerkmann & Hendriks), the fallback when the reference is unusable.
+            let tracked = startup ? (analysed == 0 ? p1 : trackedNoise[k]) : trackedNoise[k]
+            let posteriori = p1 / max(tracked, 1e-20)
+            var presence = 1 / (1 + trackerNormaliser * fastExp2(-1.442695 * posteriori * trackerExponent))
+            let sticky = c.sppRetain * trackerPresence[k] + (1 - c.sppRetain) * presence
+            trackerPresence[k] = sticky
+            if sticky > 0.99 { presence = min(presence, 0.99) }
+            let trackerTarget = presence * tracked + (1 - presence) * p1
+            let trackerNoise = startup
+                ? trackerRetain * tracked + (1 - trackerRetain) * p1
+                : trackerRetain * tracked + (1 - trackerRetain) * trackerTarget
+            trackedNoise[k] = trackerNoise
+
+            let noise = max(referenceIsUsable ? pldNoise : trackerNoise, 1e-20)
+
+            // Decision-directed a-priori SNR and a Wiener gain with a floor.
+            let gamma = p1 / noise
+            let prior = max(
+                c.decisionDirectedWeight * previousClean[k] / noise
+                    + (1 - c.decisionDirectedWeight) * max(gamma - 1, 0),
+                c.minimumPrioriSNR)
+            var gain = max(prior / (1 + prior), c.minimumGain)
+            if referenceIsUsable {
+                // Speech presence from the bin's own level difference (dB above the far field):
+                // the talker raises it, noise does not, whatever its level or spectrum.
+                let binDifference = 3.0103 * fastLog2(s1 / max(s2, 1e-20))
+                let presence = min(max((binDifference - c.presenceLow) * presenceScale, 0), 1)
+                gain = gain * presence + c.minimumGain * (1 - presence)
+            }
+            gains[k] = gain
+            previousClean[k] = gain * gain * p1
+            let x = primarySpectrum[k]
+            cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
+        }
+        state.framesAnalysed = min(analysed + 1, Int.max - 1)
+        scalars.pointee = state
+
+        // Synthesis: inverse transform; the last 2·hop samples, windowed, overlap-add with the carry.
+        // SAFETY: as for the forward plan; the inverse plan may overwrite cleanSpectrum.
+        _unsafePerformance { fftwf_execute_dft_c2r(inversePlan, cleanSpectrum, transformOutput) }
+        let scale = c.synthesisScale
+        let start = n - 2 * hop
+        for i in 0..<hop {
+            outputHop[i] = overlap[i] + transformOutput[start + i] * synthesisWindow[i] * scale
+            overlap[i] = transformOutput[start + hop + i] * synthesisWindow[hop + i] * scale
+        }
+    }
+}
+
+/// Copies `count` floats; the ranges may overlap (memmove). Raw copies, because the typed
+/// `update(from:count:)` does not pass the performance checker.
+@inline(__always) @_noLocks @_noAllocation
+func copyFloats(_ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>, count: Int) {
+    // SAFETY: the callers pass ranges inside buffers of at least `count` floats.
+    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: count * MemoryLayout<Float>.stride)
+}
+
+/// |x|² of one FFTW bin.
+@inline(__always) @_noLocks @_noAllocation
+func power(_ x: fftwf_complex) -> Float { x.0 * x.0 + x.1 * x.1 }
+
+/// log₂ x for x > 0 (normal), within 2e-4: exponent bits plus a quartic on the mantissa.
+/// Zero, subnormal and negative inputs give a large negative number, never NaN.
+@inline(__always) @_noLocks @_noAllocation
+func fastLog2(_ x: Float) -> Float {
+    let bits = max(x, .leastNormalMagnitude).bitPattern
+    let exponent = Float(Int32(bitPattern: (bits >> 23) & 0xFF) - 127)
+    let m = Float(bitPattern: (bits & 0x007F_FFFF) | 0x3F80_0000)
+    let p = (((-0.079151233 * m + 0.62882217) * m - 2.0810773) * m + 4.0283923) * m - 2.4967818
+    return exponent + p
+}
+
+/// 2^x within 8e-6 relative; 0 below −126, clamped at 2^127.
+@inline(__always) @_noLocks @_noAllocation
+func fastExp2(_ x: Float) -> Float {
+    if !(x > -126) { return 0 }
+    let clamped = min(x, 127)
+    let truncated = Float(Int32(clamped))
+    let whole = truncated > clamped ? truncated - 1 : truncated
+    let f = clamped - whole
+    let p = (((0.013676539 * f + 0.051666915) * f + 0.24171019) * f + 0.69293132) * f + 1.0000073
+    let scale = Float(bitPattern: UInt32(Int32(whole) + 127) << 23)
+    return p * scale
+}
