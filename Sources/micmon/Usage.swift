@@ -12,6 +12,7 @@ enum Usage {
       micmon monitor [-p PORT]... [-o PORT]... [--gain DB] [--json] [--duration S]
       micmon latency [--duration S] [--send PORT] [--return PORT | --software-loop] [--json]
       micmon demo   [--record FILE] [--duration S] [--json]
+      micmon denoise IN OUT [--block N]
       micmon --help | --version | COMMAND --help
 
     Commands:
@@ -25,6 +26,8 @@ enum Usage {
       demo     start a private JACK server on the dummy backend with a built-in
                two-mic demo voice, and meter (or --record) it; for machines
                without a sound card
+      denoise  the dual-mic noise suppressor on a 2-channel file, offline,
+               exactly as --denoise runs it live
 
     \(common)
     \(exitCodes)
@@ -42,6 +45,11 @@ enum Usage {
           --wait-server   when the server goes away, finalize the take, wait for a
                           server of the same name and go on (record: into take-2.wav,
                           take-3.wav, ...); a lost server is then not an error
+          --denoise       dual-mic noise suppression (meter, record, monitor, demo):
+                          in_1 is the primary mic near the talker, in_2 the
+                          reference a few cm further away. Adds a "clean" meter
+                          and the noise reduction in dB; monitoring plays the
+                          clean channel. 44.1 or 48 kHz; 5.3 ms of added delay.
       -h, --help          show help;  --version: show the version
 
     Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
@@ -89,6 +97,8 @@ enum Usage {
           --force         overwrite FILE if it exists
           --monitor       also play the inputs on out_1, out_2 while recording
                           (-o and --gain as in micmon monitor)
+          --channels C    with --denoise: raw (the inputs), clean (the clean
+                          channel, mono) or all (inputs then clean; default)
 
     Every frame the server delivers is written. The header is rewritten after
     every write, so even kill -9 leaves a file that opens. A period that cannot
@@ -148,6 +158,11 @@ enum Usage {
           --json          print the summary as one JSON object (see the README)
       -n, --name NAME     JACK client name (default: micmon)
       -s, --server NAME   JACK server name (default: $JACK_DEFAULT_SERVER or "default")
+          --denoise       dual-mic noise suppression (meter, record, monitor, demo):
+                          in_1 is the primary mic near the talker, in_2 the
+                          reference a few cm further away. Adds a "clean" meter
+                          and the noise reduction in dB; monitoring plays the
+                          clean channel. 44.1 or 48 kHz; 5.3 ms of added delay.
       -h, --help          show help;  --version: show the version
 
     micmon disconnects what it connected when it exits. PORT is an exact name or
@@ -159,7 +174,8 @@ enum Usage {
     static let demo = """
     micmon demo — try micmon without a sound card
 
-    Usage: micmon demo [--record FILE [--format F] [--bits B] [--force]] [--duration S] [--json]
+    Usage: micmon demo [--record FILE [--format F] [--bits B] [--force] [--channels C]]
+                       [--denoise] [--duration S] [--json]
 
     Starts a private JACK server (dummy backend, 48 kHz, 256 frames, its own
     server name, so it never touches yours) and a built-in two-mic demo source:
