@@ -9,11 +9,11 @@ struct Options {
     var micmonPath = Options.siblingExecutable("micmon")
     var sections: Set<String> = Options.allSections
 
-    static let allSections: Set<String> = ["ring", "meters", "record", "scaling"]
+    static let allSections: Set<String> = ["ring", "meters", "denoise", "record", "scaling"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--ring-blocks N]
-                            [--micmon PATH] [--only ring,meters,record,scaling]
+                            [--micmon PATH] [--only ring,meters,denoise,record,scaling]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)

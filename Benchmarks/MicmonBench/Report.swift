@@ -68,6 +68,7 @@ struct Report: Codable {
     var failures: [String] = []
     var ring: RingBench.Result?
     var meters: [MeterBench.Result] = []
+    var denoise: [DenoiseBench.Result] = []
     var runs: [ProcessBench.Run] = []
 
     /// The fixed-width table. Ratios are of the medians shown above them.

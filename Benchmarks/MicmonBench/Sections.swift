@@ -32,6 +32,19 @@ extension Report {
         }
     }
 
+    mutating func addDenoise(_ results: [DenoiseBench.Result]) {
+        guard let first = results.first else { return }
+        let section = "Noise suppressor (--denoise): NoiseSuppressor.process on 2 inputs, median of \(first.nanosecondsPerPeriod.count) repeats"
+        for result in results {
+            let frames = Double(result.periodFrames)
+            let periodNanoseconds = frames / Double(sampleRate) * 1e9
+            figures.append(.measured(section, "cost per frame", result.nanosecondsPerPeriod.map { $0 / frames }, unit: "ns", digits: 2))
+            figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
+                                     result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                                     target: "≤ 5 %", met: { $0 <= 5 }))
+        }
+    }
+
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double) {
         let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C × \(rounds) rounds"
         let counted = runs.filter { $0.purpose == .comparison }

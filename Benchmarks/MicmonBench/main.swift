@@ -45,6 +45,13 @@ if options.sections.contains("meters") {
     report.addMeters(results)
 }
 
+if options.sections.contains("denoise") {
+    progress("denoise")
+    let results = [64].map { DenoiseBench.run(periodFrames: $0, framesPerRepeat: 2_400_000, repeats: 9) }
+    report.denoise = results
+    report.addDenoise(results)
+}
+
 let scalingChannels = [2, 8, 32]
 let scalingSeconds = max(1, (options.seconds / 3).rounded())
 if !options.sections.isDisjoint(with: ["record", "scaling"]) {

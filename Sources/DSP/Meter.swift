@@ -26,6 +26,14 @@ public struct MeterCoefficients: Sendable, BitwiseCopyable, Equatable {
     public let rmsGain: Double
     /// Frames the hold keeps its value after the last sample that reached it.
     public let holdFrames: Int
+    /// Longest run of frames `ChannelMeter.processStereo` checks at once for its fast loop.
+    public static let fastRunFrames = 4096
+    /// A ballistic peak at least this high stays above the 1e-10 flush floor for
+    /// `fastRunFrames` frames of pure decay, roundings included (`processStereo` uses it).
+    public let peakStaysAboveFloor: Double
+    /// A mean square at least this high stays above the 1e-20 flush floor for `fastRunFrames`
+    /// frames of pure decay, roundings included.
+    public let meanSquareStaysAboveFloor: Double
 
     /// Any thread except the realtime one (calls `exp`).
     /// - Parameters:
@@ -48,6 +56,24 @@ public struct MeterCoefficients: Sendable, BitwiseCopyable, Equatable {
         self.rmsRetain = DSPMath.exp(-1 / (rmsTimeConstant * sampleRate))
         self.rmsGain = 1 - rmsRetain
         self.holdFrames = DSPMath.roundToInt(holdSeconds * sampleRate)
+        self.peakStaysAboveFloor = Self.staysAboveFloor(1e-10, factor: peakDecay)
+        self.meanSquareStaysAboveFloor = Self.staysAboveFloor(1e-20, factor: rmsRetain)
+    }
+
+    /// The smallest start value of x(k+1) ≥ round(x(k) · factor) (factor ≤ 1) that cannot fall
+    /// under `floor` within `fastRunFrames` steps. Round-to-nearest keeps at least
+    /// x · factor · (1 − 2⁻⁵³) per step; this assumes 1 − 2⁻⁴⁰, which also covers the roundings
+    /// of computing the bound, and adds a margin of 2⁻²⁰ on top. +∞ (never) when the decay is
+    /// too steep for a bound. Not for the realtime thread (a loop).
+    static func staysAboveFloor(_ floor: Double, factor: Double) -> Double {
+        var keep = factor * (1 - 0x1p-40)
+        var steps = 1
+        while steps < fastRunFrames {
+            keep *= keep
+            steps *= 2
+        }
+        guard keep > 1e-300 else { return .infinity }
+        return floor / keep * (1 + 0x1p-20)
     }
 }
 
@@ -123,6 +149,169 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         self.clipCount = clips
         self.sumOfSquares = sum
         self.frameCount &+= UInt64(truncatingIfNeeded: count)
+    }
+
+    /// Meters one period of two channels at once: `meters[0]` from `left`, `meters[1]` from
+    /// `right`. Bit-identical to calling `process` on each channel: the same per-sample
+    /// recurrences in the same order, one channel per SIMD lane, with the branches turned into
+    /// selects. Realtime thread: no locks, no allocation, no C calls.
+    ///
+    /// It goes through the period in runs of up to `MeterCoefficients.fastRunFrames` frames. A
+    /// first pass over a run (4 samples at a time) finds each channel's largest |x| and whether
+    /// any sample clips or is not finite. When, on both channels, no sample clips, the hold
+    /// counts down through the whole run and no sample reaches it, and the peak and the mean
+    /// square are high enough that they cannot decay to their flush floors within the run, the
+    /// per-sample loop leaves out what cannot change: clip counting, the NaN guard, the flushes,
+    /// the hold (it keeps its value; its counter drops by the run's length) and the session
+    /// maximum (the run's largest |x|: the maximum of non-NaN values does not depend on their
+    /// order). Otherwise the run takes the full loop.
+    ///
+    /// The hold counter runs as a Double lane (exact below 2^53 frames); a hold longer than
+    /// that (never from `MeterCoefficients` at any real rate) takes the per-channel path.
+    @_noLocks @_noAllocation
+    public static func processStereo(_ meters: UnsafeMutablePointer<ChannelMeter>, left: UnsafePointer<Float>,
+                                     right: UnsafePointer<Float>, count: Int, coefficients c: MeterCoefficients) {
+        guard count > 0 else { return }
+        // SAFETY: the caller passes two initialized meters.
+        let l = meters[0], r = meters[1]
+        guard c.holdFrames < 1 << 53, l.holdFramesLeft < 1 << 53, r.holdFramesLeft < 1 << 53 else {
+            // SAFETY: the caller passes two meters and two inputs of `count` samples.
+            meters[0].process(left, count: count, coefficients: c)
+            // SAFETY: as above.
+            meters[1].process(right, count: count, coefficients: c)
+            return
+        }
+        typealias Lanes = SIMD2<Double>
+        let decay = Lanes(repeating: c.peakDecay), retain = Lanes(repeating: c.rmsRetain)
+        let gain = Lanes(repeating: c.rmsGain)
+        let zero = Lanes(repeating: 0), msFloor = Lanes(repeating: 1e-20), peakFloor = Lanes(repeating: 1e-10)
+        let peakSafe = Lanes(repeating: c.peakStaysAboveFloor), msSafe = Lanes(repeating: c.meanSquareStaysAboveFloor)
+        var peak = Lanes(l.peak, r.peak), hold = Lanes(l.hold, r.hold)
+        var holdLeft = Lanes(Double(l.holdFramesLeft), Double(r.holdFramesLeft))
+        var meanSquare = Lanes(l.meanSquare, r.meanSquare), maxPeak = Lanes(l.maxPeak, r.maxPeak)
+        var clips = SIMD2<UInt64>(l.clipCount, r.clipCount), sum = Lanes(l.sumOfSquares, r.sumOfSquares)
+
+        var start = 0
+        while start < count {
+            let n = min(count &- start, MeterCoefficients.fastRunFrames)
+            // SAFETY: start + n ≤ count, and both inputs hold `count` samples.
+            let runLeft = left + start, runRight = right + start
+            let run = scan(runLeft, runRight, count: n)
+            let frames = Lanes(repeating: Double(n))
+            let isSteady = (run.largest .< hold) .& (holdLeft .>= frames) .& (peak .>= peakSafe) .& (meanSquare .>= msSafe)
+            var i = 0
+            if run.isClean && all(isSteady) {
+                while i < n {
+                    // SAFETY: i < n samples of the run.
+                    let a = Lanes(Double(runLeft[i].magnitude), Double(runRight[i].magnitude))
+                    let square = a * a
+                    sum += square
+                    meanSquare = meanSquare * retain + square * gain
+                    let fallen = peak * decay
+                    peak = fallen.replacing(with: a, where: a .> fallen)
+                    i &+= 1
+                }
+                holdLeft -= frames
+                maxPeak = maxPeak.replacing(with: run.largest, where: run.largest .> maxPeak)
+            } else {
+                let one = Lanes(repeating: 1), greatest = Lanes(repeating: .greatestFiniteMagnitude)
+                let holdFrames = Lanes(repeating: Double(c.holdFrames))
+                let clipStep = SIMD2<UInt64>(repeating: 1), noClip = SIMD2<UInt64>(repeating: 0)
+                while i < n {
+                    // |x| in Float, then widened: the same value as Double(x).magnitude. x² = |x|²
+                    // exactly, so the per-channel path's signed x is not needed.
+                    // SAFETY: i < n samples of the run.
+                    var a = Lanes(Double(runLeft[i].magnitude), Double(runRight[i].magnitude))
+                    // |x| ≥ 1, or NaN: a clip. NaN and ±∞ then meter as silence.
+                    clips &+= noClip.replacing(with: clipStep, where: .!(a .< one))
+                    a.replace(with: zero, where: .!(a .<= greatest))
+                    let square = a * a
+                    sum += square
+                    meanSquare = meanSquare * retain + square * gain
+                    meanSquare.replace(with: zero, where: meanSquare .< msFloor)
+
+                    let fallen = peak * decay
+                    peak = fallen.replacing(with: a, where: a .> fallen)
+                    peak.replace(with: zero, where: peak .< peakFloor)
+
+                    // Hold: reset by a sample that reaches it, else count down, else fall (not below peak).
+                    let reset = a .>= hold
+                    let counting = holdLeft .> zero
+                    let h = hold * decay
+                    var fell = peak.replacing(with: h, where: h .> peak)
+                    fell.replace(with: zero, where: fell .< peakFloor)
+                    hold = fell.replacing(with: hold, where: counting).replacing(with: a, where: reset)
+                    holdLeft = holdLeft.replacing(with: holdLeft - one, where: counting).replacing(with: holdFrames, where: reset)
+
+                    maxPeak = maxPeak.replacing(with: a, where: a .> maxPeak)
+                    i &+= 1
+                }
+            }
+            start &+= n
+        }
+        let frames = UInt64(truncatingIfNeeded: count)
+        // SAFETY: the caller passes two initialized meters.
+        meters[0].store(peak: peak[0], hold: hold[0], holdLeft: holdLeft[0], meanSquare: meanSquare[0],
+                        maxPeak: maxPeak[0], clips: clips[0], sum: sum[0], frames: frames)
+        // SAFETY: as above.
+        meters[1].store(peak: peak[1], hold: hold[1], holdLeft: holdLeft[1], meanSquare: meanSquare[1],
+                        maxPeak: maxPeak[1], clips: clips[1], sum: sum[1], frames: frames)
+    }
+
+    /// Each channel's largest |x| over `count` samples, and whether every sample of both is
+    /// under 1 (no clip, no NaN, no ±∞; the largest values mean something only then). Four
+    /// samples at a time. Realtime thread.
+    @_noLocks @_noAllocation
+    @inline(__always)
+    static func scan(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, count: Int)
+        -> (largest: SIMD2<Double>, isClean: Bool) {
+        let magnitudeBits = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
+        let one = SIMD4<Float>(repeating: 1)
+        var largestLeft = SIMD4<Float>(repeating: 0), largestRight = largestLeft
+        var clean = SIMDMask<SIMD4<Int32>>(repeating: true)
+        let rawLeft = UnsafeRawPointer(left), rawRight = UnsafeRawPointer(right)
+        var i = 0
+        while i &+ 4 <= count {
+            // SAFETY: i + 4 ≤ count samples; unaligned loads of four Floats, magnitudes by their bits.
+            let a = unsafeBitCast(rawLeft.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
+                                  to: SIMD4<Float>.self)
+            // SAFETY: as above.
+            let b = unsafeBitCast(rawRight.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
+                                  to: SIMD4<Float>.self)
+            clean .&= (a .< one) .& (b .< one)
+            largestLeft = largestLeft.replacing(with: a, where: a .> largestLeft)
+            largestRight = largestRight.replacing(with: b, where: b .> largestRight)
+            i &+= 4
+        }
+        // Fold the four lanes: [0, 1] against [2, 3], then 0 against 1.
+        let pairs = SIMD4<Float>(lowHalf: SIMD2(largestLeft[0], largestLeft[1]), highHalf: SIMD2(largestRight[0], largestRight[1]))
+        let others = SIMD4<Float>(lowHalf: SIMD2(largestLeft[2], largestLeft[3]), highHalf: SIMD2(largestRight[2], largestRight[3]))
+        let halves = pairs.replacing(with: others, where: others .> pairs)
+        var largest = SIMD2<Float>(halves[0] > halves[1] ? halves[0] : halves[1], halves[2] > halves[3] ? halves[2] : halves[3])
+        var isClean = all(clean)
+        while i < count {
+            // SAFETY: i < count samples.
+            let a = SIMD2<Float>(left[i].magnitude, right[i].magnitude)
+            isClean = isClean && all(a .< SIMD2<Float>(repeating: 1))
+            largest = largest.replacing(with: a, where: a .> largest)
+            i &+= 1
+        }
+        return (SIMD2<Double>(Double(largest[0]), Double(largest[1])), isClean)
+    }
+
+    /// One lane of `processStereo`'s state back into this meter. Realtime thread.
+    @_noLocks @_noAllocation
+    @inline(__always)
+    mutating func store(peak: Double, hold: Double, holdLeft: Double, meanSquare: Double, maxPeak: Double,
+                        clips: UInt64, sum: Double, frames: UInt64) {
+        self.peak = peak
+        self.hold = hold
+        self.holdFramesLeft = Int(holdLeft)
+        self.meanSquare = meanSquare
+        self.maxPeak = maxPeak
+        self.clipCount = clips
+        self.sumOfSquares = sum
+        self.frameCount &+= frames
     }
 
     /// What the UI needs of this state: a copy the realtime thread can publish (inlinable, so

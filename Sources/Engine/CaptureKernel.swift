@@ -102,8 +102,18 @@ struct CaptureKernel {
             }
         }
 
-        var channel = 0
         let readings = meterMailbox.writeBuffer()
+        var channel = 0
+        if channelCount == 2 {
+            // SAFETY: `meters` and `inputs` hold ≥ two entries; each input has ≥ frames samples.
+            ChannelMeter.processStereo(meters, left: inputs[0], right: inputs[1], count: frames, coefficients: meterCoefficients)
+            // SAFETY: the mailbox slots hold ≥ two readings.
+            readings[0] = meters[0]
+            // SAFETY: as above.
+            readings[1] = meters[1]
+            channel = 2
+        }
+        // Any other inputs, and the clean channel when denoising.
         while channel < meterCount {
             // SAFETY: `meters` and `inputs` hold `meterCount` entries; each has ≥ frames samples.
             meters[channel].process(inputs[channel], count: frames, coefficients: meterCoefficients)
@@ -201,20 +211,28 @@ struct CaptureKernel {
         }
         // The ring holds whole frames, so the wrap point falls on a frame boundary.
         let framesInFirst = slices.first.count / channelCount
-        interleave(into: slices.first, fromFrame: 0, frameCount: framesInFirst)
-        interleave(into: slices.second, fromFrame: framesInFirst, frameCount: frames - framesInFirst)
+        Self.interleave(recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
+        Self.interleave(recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
+                        frameCount: frames - framesInFirst)
         samples.commitWrite(count: frames * channelCount)
         return true
     }
 
+    /// Interleaves `frameCount` frames of the recorded sources, from `start` on, into
+    /// `destination`. Static, so the call does not copy the kernel. Realtime thread.
     @_noLocks @_noAllocation
-    private func interleave(into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int) {
+    private static func interleave(_ sources: UnsafeMutablePointer<UnsafePointer<Float>>, channelCount: Int,
+                                   into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int) {
         guard frameCount > 0, let base = destination.baseAddress else { return }
-        let channelCount = recordedChannelCount
+        if channelCount == 2 {
+            // SAFETY: two sources, each holding ≥ start + frameCount samples this cycle.
+            interleaveStereo(left: sources[0] + start, right: sources[1] + start, into: base, frameCount: frameCount)
+            return
+        }
         var channel = 0
         while channel < channelCount {
             // SAFETY: each recorded source holds ≥ start + frameCount samples this cycle.
-            let source = recordSources[channel] + start
+            let source = sources[channel] + start
             var frame = 0
             while frame < frameCount {
                 // SAFETY: frame * channelCount + channel < frameCount * channelCount ≤ destination.count.
@@ -222,6 +240,20 @@ struct CaptureKernel {
                 frame += 1
             }
             channel += 1
+        }
+    }
+
+    /// The two-channel case of `interleave`: left, right, left, right, … Realtime thread.
+    @_noLocks @_noAllocation
+    private static func interleaveStereo(left: UnsafePointer<Float>, right: UnsafePointer<Float>,
+                                         into base: UnsafeMutablePointer<Float>, frameCount: Int) {
+        var frame = 0
+        while frame < frameCount {
+            // SAFETY: frame < frameCount; both inputs hold frameCount samples, `base` 2 · frameCount.
+            base[2 &* frame] = left[frame]
+            // SAFETY: as above.
+            base[2 &* frame &+ 1] = right[frame]
+            frame &+= 1
         }
     }
 }

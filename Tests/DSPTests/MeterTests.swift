@@ -214,3 +214,171 @@ private let crestEnding = 48 * 3000 + 13
         #expect(DSPMath.roundToInt(2.5) == 3 && DSPMath.roundToInt(-2.5) == -3 && DSPMath.roundToInt(-0.4) == 0)
     }
 }
+
+/// `ChannelMeter.processStereo` must leave exactly the state two `process` calls leave, bit for
+/// bit, for any signal and any period size: it is the capture kernel's two-channel path.
+@Suite struct StereoPath {
+    /// SplitMix64: a small deterministic generator, so a failure can be replayed.
+    struct Generator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    /// A signal of random segments: noise over a wide range of levels, silence long enough to
+    /// flush, DC, full-scale and over-range samples, NaN and ±∞, subnormals, single spikes.
+    static func signal(frames: Int, seed: UInt64) -> [Float] {
+        var g = Generator(state: seed)
+        var out: [Float] = []
+        out.reserveCapacity(frames)
+        while out.count < frames {
+            let length = min(frames - out.count, 1 + g.below(g.below(4) == 0 ? 20_000 : 600))
+            switch g.below(10) {
+            case 0:
+                out += repeatElement(0, count: length)
+            case 1:
+                out += repeatElement(Float(g.unit() * 2 - 1), count: length)
+            case 2:  // clipping: exactly ±1 and beyond
+                for _ in 0 ..< length { out.append([1, -1, 1.5, -3, 0.999_999_94, Float(g.unit())][g.below(6)]) }
+            case 3:  // non-finite and subnormal samples among small noise
+                for _ in 0 ..< length {
+                    let special: [Float] = [.nan, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNormalMagnitude / 3, 1e-30]
+                    out.append(g.below(8) == 0 ? special[g.below(special.count)] : Float(g.unit() - 0.5) * 1e-6)
+                }
+            case 4:  // one spike, then quiet
+                out.append(Float(g.unit() * 1.2))
+                out += (1 ..< length).map { _ in Float(g.unit() - 0.5) * 1e-3 }
+            default:
+                let level = pow(10, -12 * g.unit())
+                out += (0 ..< length).map { _ in Float((g.unit() * 2 - 1) * level) }
+            }
+        }
+        return out
+    }
+
+    static func bits(_ m: ChannelMeter) -> [UInt64] {
+        [m.peak.bitPattern, m.hold.bitPattern, UInt64(bitPattern: Int64(m.holdFramesLeft)), m.meanSquare.bitPattern,
+         m.maxPeak.bitPattern, m.clipCount, m.sumOfSquares.bitPattern, m.frameCount]
+    }
+
+    /// Meters `left`/`right` in periods from `periods` (cycled) both ways; true when the states
+    /// match bit for bit after every period.
+    static func matches(_ left: [Float], _ right: [Float], periods: [Int], coefficients c: MeterCoefficients) -> Bool {
+        var scalar = [ChannelMeter(), ChannelMeter()]
+        let stereo = UnsafeMutablePointer<ChannelMeter>.allocate(capacity: 2)
+        defer { stereo.deallocate() }
+        stereo.initialize(repeating: ChannelMeter(), count: 2)
+        var offset = 0, k = 0
+        while offset < left.count {
+            let n = min(periods[k % periods.count], left.count - offset)
+            k += 1
+            left.withUnsafeBufferPointer { l in
+                right.withUnsafeBufferPointer { r in
+                    scalar[0].process(l.baseAddress! + offset, count: n, coefficients: c)
+                    scalar[1].process(r.baseAddress! + offset, count: n, coefficients: c)
+                    ChannelMeter.processStereo(stereo, left: l.baseAddress! + offset, right: r.baseAddress! + offset,
+                                               count: n, coefficients: c)
+                }
+            }
+            offset += n
+            if bits(scalar[0]) != bits(stereo[0]) || bits(scalar[1]) != bits(stereo[1]) {
+                Issue.record("differs after frame \(offset) (period \(n)): per channel \(scalar), stereo \([stereo[0], stereo[1]])")
+                return false
+            }
+        }
+        return true
+    }
+
+    static let coefficientSets = [
+        coefficients,
+        MeterCoefficients(sampleRate: 44100),
+        // Fast ballistics: holds run out, peaks and the mean square reach the flush floor often.
+        MeterCoefficients(sampleRate: 48000, fallbackDecibelsPerSecond: 20_000, rmsTimeConstant: 0.002, holdSeconds: 0.004),
+        // A long hold over a fast fall: the peak and the mean square reach their floors while the
+        // hold still counts down, and the fast loop's flush bounds decide where it may run.
+        MeterCoefficients(sampleRate: 48000, fallbackDecibelsPerSecond: 600, rmsTimeConstant: 0.01, holdSeconds: 1),
+        // The same, with the mean square falling well before the peak.
+        MeterCoefficients(sampleRate: 48000, fallbackDecibelsPerSecond: 100, rmsTimeConstant: 0.005, holdSeconds: 1),
+        MeterCoefficients(sampleRate: 8000, fallbackDecibelsPerSecond: 0, rmsTimeConstant: 0.01, holdSeconds: 0),
+        // A hold too long for the Double counter: the per-channel fallback.
+        MeterCoefficients(sampleRate: 48000, holdSeconds: 1e12),
+    ]
+
+    @Test("random signals with silence, clipping and non-finite samples, every period size", arguments: 0 ..< 7)
+    func matchesScalarPath(coefficientSet: Int) {
+        let c = Self.coefficientSets[coefficientSet]
+        for seed: UInt64 in 1 ... 3 {
+            let left = Self.signal(frames: 120_000, seed: seed)
+            let right = Self.signal(frames: 120_000, seed: seed &* 1000 &+ 17)
+            for periods in [[32], [1], [3, 64, 5, 1000, 16, 31], [256], [4096], [left.count]] {
+                let same = Self.matches(left, right, periods: periods, coefficients: c)
+                #expect(same, "seed \(seed), periods \(periods)")
+            }
+        }
+    }
+
+    @Test("a burst, then silence and faint noise that decay to the flush floors while the hold counts down",
+          arguments: [3, 4])
+    func decaysToTheFloorsDuringTheHold(coefficientSet: Int) {
+        // 600 dB/s, τ = 10 ms or 100 dB/s, τ = 5 ms, 1 s hold: a floor within about 0.4 s.
+        let c = Self.coefficientSets[coefficientSet]
+        var g = Generator(state: 99)
+        var left: [Float] = [], right: [Float] = []
+        for burst in 0 ..< 6 {
+            let level = Float(0.2 + 0.7 * g.unit())
+            left += repeatElement(level, count: 50)
+            right += repeatElement(-level / 2, count: 50)
+            // Silence on the left; on the right, noise below the peak floor after a while.
+            let quiet = 30_000 + burst * 37
+            left += repeatElement(0, count: quiet)
+            right += (0 ..< quiet).map { $0 < 15_000 ? 0 : Float((g.unit() - 0.5) * 1e-13) }
+        }
+        for periods in [[32], [1], [7, 300], [4096]] {
+            let same = Self.matches(left, right, periods: periods, coefficients: c)
+            #expect(same, "periods \(periods)")
+        }
+    }
+
+    @Test("the demo voice and the reference signal, 32-frame periods")
+    func matchesOnProgramSignals() {
+        var voice = DemoVoiceSource(sampleRate: rate, seed: 5)
+        var primary = [Float](repeating: 0, count: 10 * 48000), reference = primary
+        voice.render(primary: &primary, reference: &reference, count: primary.count)
+        let voiceMatches = Self.matches(primary, reference, periods: [32], coefficients: coefficients)
+        #expect(voiceMatches)
+        let ramp = (0 ..< 200_000).map { ReferenceSignal.value(channel: 0, frame: UInt64($0)) }
+        let hash = (0 ..< 200_000).map { ReferenceSignal.value(channel: 1, frame: UInt64($0)) }
+        let referenceMatches = Self.matches(ramp, hash, periods: [32], coefficients: coefficients)
+        #expect(referenceMatches)
+        let unevenMatches = Self.matches(ramp, hash, periods: [37, 64], coefficients: coefficients)
+        #expect(unevenMatches)
+    }
+}
+
+/// The bounds behind `processStereo`'s fast loop: from the bound, pure decay over a whole run
+/// never reaches the flush floor (the scalar recurrences, with their roundings).
+@Suite struct FastRunBounds {
+    @Test("peak and mean square starting at the bound stay above the floors for a whole run", arguments: StereoPath.coefficientSets)
+    func boundsHold(c: MeterCoefficients) {
+        guard c.peakStaysAboveFloor.isFinite, c.meanSquareStaysAboveFloor.isFinite else { return }
+        var meter = ChannelMeter()
+        meter.peak = c.peakStaysAboveFloor
+        meter.hold = 1
+        meter.holdFramesLeft = Int.max / 2
+        meter.meanSquare = c.meanSquareStaysAboveFloor
+        let silence = [Float](repeating: 0, count: MeterCoefficients.fastRunFrames)
+        silence.withUnsafeBufferPointer { meter.process($0.baseAddress!, count: $0.count, coefficients: c) }
+        #expect(meter.peak >= 1e-10)
+        #expect(meter.meanSquare >= 1e-20)
+        // And the bound is not wildly loose: one run's decay, give or take a little.
+        #expect(meter.peak < 1.001e-10)
+        #expect(meter.meanSquare < 1.001e-20)
+    }
+}

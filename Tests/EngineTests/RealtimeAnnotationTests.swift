@@ -15,7 +15,7 @@ struct RealtimeAnnotationTests {
         ("Engine/CaptureKernel.swift", []),
         ("Engine/LatencyKernel.swift", []),
         ("Engine/PlaybackKernel.swift", []),
-        ("DSP/Meter.swift", ["process"]),
+        ("DSP/Meter.swift", ["process", "processStereo", "scan", "store"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
     ]
 

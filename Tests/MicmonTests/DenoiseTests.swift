@@ -127,6 +127,9 @@ struct DenoiseIntegrationTests {
         }
         try stereo.withUnsafeBufferPointer { try writer.write(interleaved: $0) }
         try writer.close()
+        let inputsCheck = try TakeCheck.verify(path: inputs)
+        #expect(inputsCheck.firstSourceFrame != nil)
+        #expect(inputsCheck.mismatchedFrames == 0, "inputs: first mismatch at frame \(inputsCheck.firstMismatch ?? -1)")
         let offline = folder + "/offline.wav"
         let denoise = try MicmonProcess.run(["denoise", inputs, offline, "--block", "256"], timeout: 60)
         #expect(denoise.exitCode == 0, "stderr: \(denoise.stderr)")

@@ -1,0 +1,50 @@
+import DSP
+
+/// Cost of `DSP.NoiseSuppressor` (the `--denoise` path) per period, called as the capture
+/// kernel calls it: once per period with the two inputs, on the demo voice (one second, looped).
+/// The figure is the median repeat; the clean output feeds a checksum that is reported.
+enum DenoiseBench {
+    struct Result: Codable {
+        var periodFrames: Int
+        /// Nanoseconds per period, one value per repeat.
+        var nanosecondsPerPeriod: [Double]
+        var checksum: Double
+    }
+
+    static let sampleRate = 48000
+
+    static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
+        let signalFrames = sampleRate
+        let primary = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let reference = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let clean = UnsafeMutablePointer<Float>.allocate(capacity: periodFrames)
+        defer {
+            primary.deallocate()
+            reference.deallocate()
+            clean.deallocate()
+        }
+        var voice = DemoVoiceSource(sampleRate: Double(sampleRate), seed: 1)
+        voice.render(primary: primary, reference: reference, count: signalFrames)
+        let periods = framesPerRepeat / periodFrames
+        let periodsInSignal = signalFrames / periodFrames
+        var result = Result(periodFrames: periodFrames, nanosecondsPerPeriod: [], checksum: 0)
+        for _ in 0 ..< repeats {
+            // SAFETY of the bench: 44.1/48 kHz are always accepted.
+            let suppressor = try! NoiseSuppressor(sampleRate: sampleRate)
+            let kernel = suppressor.kernel
+            var slot = 0
+            let start = monotonicNanoseconds()
+            for _ in 0 ..< periods {
+                let offset = slot * periodFrames
+                kernel.process(primary: primary + offset, reference: reference + offset, clean: clean, frameCount: periodFrames)
+                slot += 1
+                if slot == periodsInSignal { slot = 0 }
+            }
+            let elapsed = monotonicNanoseconds() - start
+            result.nanosecondsPerPeriod.append(Double(elapsed) / Double(periods))
+            for i in 0 ..< periodFrames { result.checksum += Double(clean[i]) }
+            withExtendedLifetime(suppressor) {}
+        }
+        return result
+    }
+}
