@@ -6,8 +6,17 @@
 // near-field source falls off as 1/r). The power-level difference (PLD) between the two,
 // calibrated for the mics' own gain mismatch, tells per frequency bin how much of the primary
 // is noise, even while the talker speaks and for noise that is as unsteady as speech (babble).
-// A single-channel speech-presence tracker on the primary is the floor under that estimate.
-// The noise estimate drives a decision-directed a-priori SNR and a gain with a floor.
+//
+// Per bin and frame:
+// 1. Noise canceller (a two-mic generalized sidelobe canceller): the talker's transfer function
+//    primary → reference, learnt in speech frames, cancels the talker in the reference; what is
+//    left is a noise reference, and an NLMS weight adapted in noise frames removes its coherent
+//    part (low frequencies, point sources: fans, traffic, nearby talkers) from the primary.
+// 2. Post-filter: the PLD noise estimate, scaled by what the canceller left, drives a
+//    decision-directed a-priori SNR and a Wiener gain with a floor, weighted by the bin's own
+//    level difference as speech presence.
+// A single-channel speech-presence tracker on the primary replaces the PLD estimate (and the
+// canceller's output) when the reference is unusable.
 
 import CFFTW
 import Synchronization
@@ -87,6 +96,12 @@ struct NoiseSuppressorCoefficients {
     /// A calibration beyond ± this (dB) means the reference is dead or is not a mic near the
     /// primary: the single-channel tracker takes over.
     let maximumCalibrationDecibels: Float
+    /// The noise canceller: its NLMS step, and the smoothers of the talker's transfer function
+    /// (speech frames), the blocked signal's power and the residual ratio (noise frames).
+    let cancellerStep: Float
+    let speechTransferRetain: Float
+    let blockedRetain: Float
+    let residualRetain: Float
     /// Output scale: 1 / (FFT length · window overlap sum).
     let synthesisScale: Float
     /// Frames averaged plainly at the start, before the smoothers take over.
@@ -120,6 +135,10 @@ struct NoiseSuppressorCoefficients {
         speechDifferenceFloor = 2.5
         speechDifferenceCeiling = 4
         maximumCalibrationDecibels = 12
+        cancellerStep = 0.015
+        speechTransferRetain = retain(0.25)
+        blockedRetain = retain(0.025)
+        residualRetain = retain(0.2)
         presenceLow = -1
         presenceHigh = 3
         // sqrt-Hann analysis × sqrt-Hann synthesis = Hann, whose copies at a quarter-frame hop
@@ -160,6 +179,10 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     let trackerPresence: UnsafeMutablePointer<Float>
     let previousClean: UnsafeMutablePointer<Float>
     let gains: UnsafeMutablePointer<Float>
+    /// Noise canceller state, binCount each, one after the other: cross-PSD (re, im), the
+    /// talker's reference/primary transfer function (re, im), the canceller weight (re, im), the
+    /// blocked signal's power, and the output and input powers in noise frames.
+    let canceller: UnsafeMutablePointer<Float>
     let forwardPlan: OpaquePointer
     let inversePlan: OpaquePointer
 
@@ -264,7 +287,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
             overlap: floats(c.hop), outputHop: floats(c.hop),
             primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
             trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-            gains: floats(k), forwardPlan: forwardPlan, inversePlan: inversePlan)
+            gains: floats(k), canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan)
     }
 
     deinit {
@@ -276,7 +299,8 @@ public final class NoiseSuppressor: @unchecked Sendable {
         }
         k.scalars.deallocate()
         for p in [k.window, k.synthesisWindow, k.primaryHistory, k.referenceHistory, k.overlap, k.outputHop, k.primaryPSD,
-                  k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.gains] {
+                  k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.gains,
+                  k.canceller] {
             p.deallocate()
         }
         fftwf_free(k.transformInput)

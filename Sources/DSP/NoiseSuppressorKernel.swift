@@ -76,6 +76,9 @@ extension NoiseSuppressorKernel {
         let difference = 3.0103 * fastLog2(primaryBand / referenceBand)
         state.lastDifferenceDecibels = difference
 
+        let isNoiseFrame = !startup && difference < state.calibrationDecibels + c.noiseGateDecibels
+        let isSpeechFrame = !startup && difference > state.calibrationDecibels + c.speechGateDecibels
+
         // Calibration. Far-field sound (the noise) reaches both mics at about the same level, so
         // the difference in noise-dominated frames is the mics' gain mismatch. The talker only
         // ever raises the difference: frames below the calibration pull it down quickly (so a
@@ -106,8 +109,52 @@ extension NoiseSuppressorKernel {
         let trackerExponent = trackerSNR / (1 + trackerSNR)
         let trackerNormaliser = 1 + trackerSNR
         for k in 0..<bins {
-            let p1 = power(primarySpectrum[k])
+            let x1 = primarySpectrum[k]
+            let p1 = power(x1)
             let s1 = primaryPSD[k], s2 = referencePSD[k] * calibration
+
+            // Noise canceller. The talker's part of the reference is cancelled with its transfer
+            // function (learnt in speech frames): what is left is noise only. An NLMS weight,
+            // adapted in noise frames, then takes that noise's coherent part out of the primary.
+            var y = x1
+            var residual: Float = 1
+            do {
+                let x2 = referenceSpectrum[k]
+                let crossRe = psdRetain * canceller[k] + (1 - psdRetain) * (x2.0 * x1.0 + x2.1 * x1.1)
+                let crossIm = psdRetain * canceller[bins + k] + (1 - psdRetain) * (x2.1 * x1.0 - x2.0 * x1.1)
+                canceller[k] = crossRe
+                canceller[bins + k] = crossIm
+                var hRe = canceller[2 * bins + k], hIm = canceller[3 * bins + k]
+                if isSpeechFrame {
+                    let r = c.speechTransferRetain
+                    let inverse = 1 / max(s1, 1e-20)
+                    hRe = r * hRe + (1 - r) * crossRe * inverse
+                    hIm = r * hIm + (1 - r) * crossIm * inverse
+                    canceller[2 * bins + k] = hRe
+                    canceller[3 * bins + k] = hIm
+                }
+                let uRe = x2.0 - (hRe * x1.0 - hIm * x1.1)
+                let uIm = x2.1 - (hRe * x1.1 + hIm * x1.0)
+                let blocked = c.blockedRetain * canceller[6 * bins + k] + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
+                canceller[6 * bins + k] = blocked
+                var wRe = canceller[4 * bins + k], wIm = canceller[5 * bins + k]
+                y = (x1.0 - (wRe * uRe - wIm * uIm), x1.1 - (wRe * uIm + wIm * uRe))
+                if isNoiseFrame {
+                    // (The floor keeps the step finite when the blocked signal vanishes, e.g. DC.)
+                    let step = c.cancellerStep / (blocked + 1e-6 * s1 + 1e-20)
+                    wRe += step * (y.0 * uRe + y.1 * uIm)
+                    wIm += step * (y.1 * uRe - y.0 * uIm)
+                    canceller[4 * bins + k] = wRe
+                    canceller[5 * bins + k] = wIm
+                    let r = c.residualRetain
+                    canceller[7 * bins + k] = r * canceller[7 * bins + k] + (1 - r) * power(y)
+                    canceller[8 * bins + k] = r * canceller[8 * bins + k] + (1 - r) * p1
+                }
+                // How much of the primary's noise is left after cancelling (≤ 1).
+                residual = min(canceller[7 * bins + k] / max(canceller[8 * bins + k], 1e-20), 1)
+                if !(residual > 0) { residual = 1 }
+            }
+            let py = power(y)
 
             // PLD noise estimate: s1 = S + N, s2 = h·S + N  ⇒  N = (s2 − h·s1) / (1 − h).
             let pld = max(s2 - speechRatio * s1, 0) * speechRatioComplement
@@ -128,10 +175,10 @@ extension NoiseSuppressorKernel {
                 : trackerRetain * tracked + (1 - trackerRetain) * trackerTarget
             trackedNoise[k] = trackerNoise
 
-            let noise = max(referenceIsUsable ? pldNoise : trackerNoise, 1e-20)
+            let noise = max(referenceIsUsable ? pldNoise * residual : trackerNoise, 1e-20)
 
             // Decision-directed a-priori SNR and a Wiener gain with a floor.
-            let gamma = p1 / noise
+            let gamma = (referenceIsUsable ? py : p1) / noise
             let prior = max(
                 c.decisionDirectedWeight * previousClean[k] / noise
                     + (1 - c.decisionDirectedWeight) * max(gamma - 1, 0),
@@ -145,8 +192,8 @@ extension NoiseSuppressorKernel {
                 gain = gain * presence + c.minimumGain * (1 - presence)
             }
             gains[k] = gain
-            previousClean[k] = gain * gain * p1
-            let x = primarySpectrum[k]
+            let x = referenceIsUsable ? y : x1
+            previousClean[k] = gain * gain * power(x)
             cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
         }
         state.framesAnalysed = min(analysed + 1, Int.max - 1)

@@ -120,6 +120,20 @@ struct NoiseSuppressorTests {
         #expect(attenuation >= 12, "attenuation \(attenuation) dB")
     }
 
+    @Test("A far point source (the same noise at both mics, 5 samples apart) is cancelled: ≥ 20 dB, more than diffuse noise")
+    func coherentNoiseIsCancelled() throws {
+        let diffuse = TwoMicSignal.noise(seconds: 4)
+        var reference = [Float](repeating: 0, count: diffuse.count)
+        for i in 5..<diffuse.count { reference[i] = 0.9 * diffuse.primary[i - 5] }
+        let coherent = TwoMicSignal(primary: diffuse.primary, reference: reference)
+        let start = 48_000
+        let input = decibels(meanSquare(coherent.primary[start...]))
+        let coherentAttenuation = input - decibels(meanSquare(try denoise(coherent, block: 256)[start...]))
+        let diffuseAttenuation = input - decibels(meanSquare(try denoise(diffuse, block: 256)[start...]))
+        #expect(coherentAttenuation >= 20, "coherent: \(coherentAttenuation) dB")
+        #expect(coherentAttenuation > diffuseAttenuation + 3, "coherent \(coherentAttenuation) dB, diffuse \(diffuseAttenuation) dB")
+    }
+
     @Test("A 3 dB mic mismatch from the start: within 1.5 dB after 0.5 s, within 0.5 dB after 3 s", arguments: [3.0, -3.0])
     func mismatchFromTheStart(referenceGain: Double) throws {
         let signal = TwoMicSignal.noise(seconds: 3, referenceGainDecibels: referenceGain)
