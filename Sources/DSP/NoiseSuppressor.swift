@@ -19,11 +19,7 @@
 // canceller's output) when the reference is unusable.
 
 import CFFTW
-import Synchronization
 
-/// FFTW's planner is not thread-safe (only `fftwf_execute*` is): every plan is made and
-/// destroyed under this lock.
-private let fftwPlannerLock = Mutex<Void>(())
 
 /// Why a suppressor cannot be made.
 public enum NoiseSuppressorError: Error, Equatable, CustomStringConvertible {
