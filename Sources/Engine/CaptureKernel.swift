@@ -184,7 +184,7 @@ struct CaptureKernel {
             pendingDrop.frameCount = 0
         }
         // The ring holds whole frames, so the wrap point falls on a frame boundary.
-        let framesInFirst = slices.first.count / channelCount
+        let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
         Self.interleave(inputs, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
         Self.interleave(inputs, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
                         frameCount: frames - framesInFirst)
