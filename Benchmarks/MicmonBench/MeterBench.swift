@@ -1,8 +1,8 @@
 import DSP
 
-/// Cost of `DSP.ChannelMeter.process` for two channels, per period, as the capture kernel calls
-/// it: one call per channel per period, on a voice-like signal (`DemoVoiceSource`, one second,
-/// played in a loop). Each repeat meters `framesPerRepeat` frames in periods of the given size;
+/// Cost of metering two channels per period as the capture kernel does it: one
+/// `DSP.ChannelMeter.processStereo` call per period, on a voice-like signal (`DemoVoiceSource`,
+/// one second, played in a loop). Each repeat meters `framesPerRepeat` frames in periods of the given size;
 /// the figure is the median repeat. The meter states feed a checksum that is reported, so the
 /// calls cannot be optimised away (they are cross-module and not inlinable in any case).
 enum MeterBench {
@@ -38,8 +38,8 @@ enum MeterBench {
             let start = monotonicNanoseconds()
             for _ in 0 ..< periods {
                 let offset = slot * periodFrames
-                meters[0].process(primary + offset, count: periodFrames, coefficients: coefficients)
-                meters[1].process(reference + offset, count: periodFrames, coefficients: coefficients)
+                ChannelMeter.processStereo(meters, left: primary + offset, right: reference + offset,
+                                           count: periodFrames, coefficients: coefficients)
                 slot += 1
                 if slot == periodsInSignal { slot = 0 }
             }

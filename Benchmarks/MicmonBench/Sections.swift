@@ -15,7 +15,7 @@ extension Report {
 
     mutating func addMeters(_ results: [MeterBench.Result]) {
         guard let first = results.first else { return }
-        let section = "Meters: ChannelMeter.process × 2 channels, median of \(first.nanosecondsPerPeriod.count) repeats"
+        let section = "Meters: ChannelMeter.processStereo (2 channels), median of \(first.nanosecondsPerPeriod.count) repeats"
         for result in results {
             let frames = Double(result.periodFrames)
             let periodNanoseconds = frames / Double(sampleRate) * 1e9

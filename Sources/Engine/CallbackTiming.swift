@@ -39,19 +39,29 @@ public final class CallbackStatistics {
     /// Takes every timing the realtime side has queued. Main thread.
     public func drain() {
         let slices = timings.readableSlices()
-        for segment in [slices.first, slices.second] {
-            for timing in segment {
-                lateness.add(Double(timing.latenessUsecs))
-                execution.add(Double(timing.executionUsecs))
-                periodUsecs = Double(timing.periodUsecs)
-                periodFrames = Int(timing.periodFrames)
-                if timing.periodUsecs > 0 && timing.latenessUsecs + timing.executionUsecs > timing.periodUsecs {
-                    overrunCount += 1
-                    if overrunCycleStarts.count < Self.overrunListLimit { overrunCycleStarts.append(timing.cycleStartUsecs) }
-                }
+        guard slices.count > 0 else { return }
+        // One access to each stored property for the whole fold, not one per cycle (the class's
+        // properties are checked for exclusive access on every access otherwise).
+        Self.fold(slices.first, lateness: &lateness, execution: &execution,
+                  overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
+        Self.fold(slices.second, lateness: &lateness, execution: &execution,
+                  overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
+        let last = slices[slices.count - 1]
+        periodUsecs = Double(last.periodUsecs)
+        periodFrames = Int(last.periodFrames)
+        timings.commitRead(count: slices.count)
+    }
+
+    private static func fold(_ segment: UnsafeBufferPointer<CycleTiming>, lateness: inout Histogram, execution: inout Histogram,
+                             overrunCount: inout UInt64, overrunCycleStarts: inout [UInt64]) {
+        for timing in segment {
+            lateness.add(Double(timing.latenessUsecs))
+            execution.add(Double(timing.executionUsecs))
+            if timing.periodUsecs > 0 && timing.latenessUsecs + timing.executionUsecs > timing.periodUsecs {
+                overrunCount += 1
+                if overrunCycleStarts.count < overrunListLimit { overrunCycleStarts.append(timing.cycleStartUsecs) }
             }
         }
-        timings.commitRead(count: slices.count)
     }
 
     func summary(cyclesMissed: UInt64) -> CallbackTimingSummary {

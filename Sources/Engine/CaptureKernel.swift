@@ -131,9 +131,11 @@ struct CaptureKernel {
 
     /// Copies input c × gain to output c (c < the route's count) and meters the outputs, every
     /// cycle, whether or not a take is running: what you hear is this cycle's input, with no
-    /// added period. Realtime thread, after the glue fetched the output buffers.
+    /// added period. Realtime thread, after the glue fetched the output buffers. `mutating` only
+    /// so that the call takes the kernel by reference: a non-mutating call through the glue's
+    /// pointer copies the whole kernel first.
     @_noLocks @_noAllocation
-    func monitorPass(frameCount: Int) {
+    mutating func monitorPass(frameCount: Int) {
         guard let monitor else { return }
         let gain = monitor.gain
         let readings = monitor.meterMailbox.writeBuffer()
@@ -210,7 +212,7 @@ struct CaptureKernel {
             pendingDrop.frameCount = 0
         }
         // The ring holds whole frames, so the wrap point falls on a frame boundary.
-        let framesInFirst = slices.first.count / channelCount
+        let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
         Self.interleave(recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
         Self.interleave(recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
                         frameCount: frames - framesInFirst)
@@ -243,11 +245,25 @@ struct CaptureKernel {
         }
     }
 
-    /// The two-channel case of `interleave`: left, right, left, right, … Realtime thread.
+    /// The two-channel case of `interleave`: left, right, left, right, … Four frames at a time
+    /// (two unaligned loads, two shuffles, two stores), then the rest one by one. The samples
+    /// are moved as bits. Realtime thread.
     @_noLocks @_noAllocation
     private static func interleaveStereo(left: UnsafePointer<Float>, right: UnsafePointer<Float>,
                                          into base: UnsafeMutablePointer<Float>, frameCount: Int) {
+        let rawLeft = UnsafeRawPointer(left), rawRight = UnsafeRawPointer(right), destination = UnsafeMutableRawPointer(base)
         var frame = 0
+        while frame &+ 4 <= frameCount {
+            // SAFETY: frame + 4 ≤ frameCount samples in each input; unaligned loads.
+            let l = rawLeft.loadUnaligned(fromByteOffset: frame &* 4, as: SIMD4<Float>.self)
+            // SAFETY: as above.
+            let r = rawRight.loadUnaligned(fromByteOffset: frame &* 4, as: SIMD4<Float>.self)
+            // SAFETY: 2 · (frame + 4) ≤ 2 · frameCount floats in `base`; unaligned stores.
+            destination.storeBytes(of: SIMD4(l[0], r[0], l[1], r[1]), toByteOffset: frame &* 8, as: SIMD4<Float>.self)
+            // SAFETY: as above.
+            destination.storeBytes(of: SIMD4(l[2], r[2], l[3], r[3]), toByteOffset: frame &* 8 &+ 16, as: SIMD4<Float>.self)
+            frame &+= 4
+        }
         while frame < frameCount {
             // SAFETY: frame < frameCount; both inputs hold frameCount samples, `base` 2 · frameCount.
             base[2 &* frame] = left[frame]

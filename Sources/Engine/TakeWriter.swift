@@ -4,8 +4,13 @@ import SoundFile
 import Synchronization
 
 /// The writer thread: drains the capture ring into the sound file. It wakes on a timer (every
-/// `wakeInterval`), never on a lock or condition shared with the realtime thread. Dropped
-/// periods come from the drop log and are written as silence at their place in the timeline.
+/// `wakeInterval`), never on a lock or condition shared with the realtime thread (only `finish()`
+/// on the main thread can wake it early). Dropped periods come from the drop log and are written
+/// as silence at their place in the timeline.
+///
+/// The file's header is rewritten after a wake that wrote frames, at most every `headerInterval`
+/// (and at the end), not after every write. With the defaults that is once per wake, five times
+/// a second: a `kill -9` leaves a file that opens and holds everything but about the last 0.2 s.
 final class TakeWriter: @unchecked Sendable {
     private let file: SoundFileWriter
     private let samples: SPSCRing<Float>.Consumer
@@ -13,6 +18,9 @@ final class TakeWriter: @unchecked Sendable {
     private let counters: UnsafeMutablePointer<CaptureCounters>
     private let channelCount: Int
     private let wakeInterval: Duration
+    private let headerInterval: Duration
+    /// Lets `finish()` cut the current sleep short (main thread → writer thread only).
+    private let wakeUp = DispatchSemaphore(value: 0)
     /// Test-only: seconds the writer sleeps before its first drain (`MICMON_TEST_WRITER_STALL_SECONDS`),
     /// so tests can fill the ring and watch drops become silence. 0 otherwise.
     private let stallSeconds: Double
@@ -31,10 +39,13 @@ final class TakeWriter: @unchecked Sendable {
     private var dropHistory: [DropEvent] = []
     private var failure: SoundFileError?
     private var thread: Thread?
+    /// Frames covered by the file's header, and when it was last written (writer thread).
+    private var headerPosition: UInt64 = 0
+    private var lastHeaderUpdate = ContinuousClock.now
 
     init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
-         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(100),
-         stallSeconds: Double = 0) {
+         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(200),
+         headerInterval: Duration = .milliseconds(200), stallSeconds: Double = 0) {
         self.stallSeconds = stallSeconds
         self.file = file
         self.samples = samples
@@ -42,6 +53,7 @@ final class TakeWriter: @unchecked Sendable {
         self.counters = counters
         self.channelCount = channelCount
         self.wakeInterval = wakeInterval
+        self.headerInterval = headerInterval
         silence = .allocate(capacity: 4096 * channelCount)
         silence.initialize(repeating: 0)
     }
@@ -61,6 +73,7 @@ final class TakeWriter: @unchecked Sendable {
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
     func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64) {
         stopRequested.store(true, ordering: .releasing)
+        wakeUp.signal()
         while !finished.load(ordering: .acquiring) { Thread.sleep(forTimeInterval: 0.005) }
         return (dropHistory, failure, position)
     }
@@ -71,11 +84,14 @@ final class TakeWriter: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.01)
             stalled += 0.01
         }
+        let sleepNanoseconds = Int(wakeInterval.components.seconds) * 1_000_000_000
+            + Int(wakeInterval.components.attoseconds / 1_000_000_000)
         while true {
             let stopping = stopRequested.load(ordering: .acquiring)
             drain()
             if stopping { break }
-            Thread.sleep(forTimeInterval: Double(wakeInterval.components.attoseconds) / 1e18 + Double(wakeInterval.components.seconds))
+            updateHeaderIfDue()
+            _ = wakeUp.wait(timeout: .now() + .nanoseconds(sleepNanoseconds))
         }
         // The realtime side is done: frames taken but never queued were a trailing drop.
         let total = counters.pointee.framesTaken.load(ordering: .acquiring)
@@ -91,6 +107,17 @@ final class TakeWriter: @unchecked Sendable {
             try? file.close()
         }
         finished.store(true, ordering: .releasing)
+    }
+
+    /// Rewrites the header when frames came since the last time and `headerInterval` has
+    /// passed. Writer thread.
+    private func updateHeaderIfDue() {
+        guard failure == nil, position > headerPosition else { return }
+        let now = ContinuousClock.now
+        guard now - lastHeaderUpdate >= headerInterval else { return }
+        file.updateHeader()
+        headerPosition = position
+        lastHeaderUpdate = now
     }
 
     /// Writes what the ring holds, with silence where drops were logged. Writer thread.

@@ -12,8 +12,9 @@ public final class SoundFileWriter {
 
     /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
     /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
-    /// The header is rewritten after every write (`SFC_SET_UPDATE_HEADER_AUTO`), so a killed
-    /// process leaves a file whose header matches its data.
+    /// The header is written when the file is created, when the caller asks (`updateHeader()`)
+    /// and at `close()`; a killed process leaves a file that opens and holds the frames written
+    /// up to the last header update. Any thread, then only the thread that writes.
     public init(path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int) throws(SoundFileError) {
         self.path = path
         self.format = format
@@ -38,7 +39,6 @@ public final class SoundFileWriter {
         sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         // Out-of-range floats clip instead of wrapping when converted to integers.
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-        sf_command(handle, Int32(SFC_SET_UPDATE_HEADER_AUTO), nil, Int32(SF_TRUE))
     }
 
     deinit {
@@ -46,6 +46,7 @@ public final class SoundFileWriter {
     }
 
     /// Appends whole interleaved frames. Throws with libsndfile's message on a short write.
+    /// The header does not follow until `updateHeader()` or `close()`. Writer thread.
     public func write(interleaved samples: UnsafeBufferPointer<Float>) throws(SoundFileError) {
         guard let file, let base = samples.baseAddress, samples.count > 0 else { return }
         let frames = Int64(samples.count / channelCount)
@@ -56,13 +57,15 @@ public final class SoundFileWriter {
         }
     }
 
-    /// Writes the header now (also done automatically after each write).
+    /// Rewrites the header for the frames written so far (`SFC_UPDATE_HEADER_NOW`: a seek to
+    /// the start, one write, a seek back), so the file opens with all of them even if the
+    /// process dies before `close()`. Writer thread.
     public func updateHeader() {
         guard let file else { return }
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
-    /// Finalizes the header and closes the file. Safe to call twice.
+    /// Finalizes the header and closes the file. Safe to call twice. Writer thread.
     public func close() throws(SoundFileError) {
         guard let handle = file else { return }
         file = nil

@@ -104,6 +104,31 @@ final class CaptureKernelTests {
         }
     }
 
+    @Test("while the take runs, the header catches up with the frames written (what a kill -9 leaves)")
+    func headerFollowsTheTake() throws {
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try SoundFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float),
+                                       sampleRate: 48000, channelCount: 2)
+        let writer = TakeWriter(file: file, samples: samples.consumer, drops: drops.consumer, counters: counters,
+                                channelCount: 2, wakeInterval: .milliseconds(2), headerInterval: .milliseconds(20))
+        for _ in 0 ..< 4 { runPeriod() }
+        writer.start()
+        // The file is still open for writing: only the header makes these frames visible.
+        var readable: Int64 = 0
+        let deadline = Date().addingTimeInterval(10)
+        while readable < 256 && Date() < deadline {
+            usleep(5000)
+            readable = (try? SoundFileReader(path: path))?.frameCount ?? 0
+        }
+        #expect(readable == 256)
+        let frames = try readBack(path)
+        #expect(frames.count == 256 * 2)
+        #expect(frames.first == 1 && frames.last == -256)
+        let result = writer.finish()
+        #expect(result.framesWritten == 256)
+    }
+
     @Test("a drop at the end of the take is written as trailing silence")
     func trailingDropIsFilled() throws {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"

@@ -122,3 +122,51 @@ struct RingPreconditionTests {
         }
     }
 }
+
+/// `Producer.pushOne`: one element at a time (per-cycle records such as callback timings).
+@Suite("Ring single-element push")
+struct RingPushOneTests {
+    @Test("pushOne fills the ring in order, refuses when full, and wraps", arguments: [1, 2, 3, 5, 8])
+    func pushOneInOrder(capacity: Int) {
+        let ring = SPSCRing<Int>(capacity: capacity)
+        let producer = ring.producer, consumer = ring.consumer
+        var next = 0, expected = 0
+        for round in 0 ..< 50 {
+            // Fill up: exactly `capacity - (in flight)` pushes succeed, the next one fails.
+            while producer.availableToWrite() > 0 {
+                #expect(producer.pushOne(next))
+                next += 1
+            }
+            #expect(!producer.pushOne(-1))
+            // Take some out (a different amount each round), in order.
+            let take = 1 + round % capacity
+            let slices = consumer.readableSlices()
+            for i in 0 ..< min(take, slices.count) {
+                #expect(slices[i] == expected)
+                expected += 1
+            }
+            consumer.commitRead(count: min(take, slices.count))
+        }
+    }
+
+    /// Compile-time check, as in NoLocksCallers.swift: pushOne is usable from checked code.
+    @_noLocks @_noAllocation
+    static func realtimePushOne(_ producer: SPSCRing<CycleTiming>.Producer, _ timing: CycleTiming) -> Bool {
+        producer.pushOne(timing)
+    }
+
+    @Test("a cycle timing goes through pushOne")
+    func timingThroughPushOne() {
+        let ring = SPSCRing<CycleTiming>(capacity: 2)
+        let timing = CycleTiming(cycleStartUsecs: 7, latenessUsecs: 1, executionUsecs: 2, periodFrames: 32, periodUsecs: 666)
+        #expect(Self.realtimePushOne(ring.producer, timing))
+        let recorder = CycleTimingRecorder(timings: ring.producer)
+        #expect(recorder.record(cycleStart: 100, periodUsecs: 666, entered: 103, left: 110, frames: 32))
+        #expect(!recorder.record(cycleStart: 100, periodUsecs: 666, entered: 103, left: 110, frames: 32))  // full
+        let slices = ring.consumer.readableSlices()
+        #expect(slices.count == 2)
+        #expect(slices[0].cycleStartUsecs == 7)
+        #expect(slices[1].cycleStartUsecs == 100 && slices[1].latenessUsecs == 3 && slices[1].executionUsecs == 7)
+        #expect(slices[1].periodFrames == 32 && slices[1].periodUsecs == 666)
+    }
+}
