@@ -100,8 +100,8 @@ enum Usage {
           --channels C    with --denoise: raw (the inputs), clean (the clean
                           channel, mono) or all (inputs then clean; default)
 
-    Every frame the server delivers is written. The header is rewritten after
-    every write, so even kill -9 leaves a file that opens. A period that cannot
+    Every frame the server delivers is written. The header is rewritten five
+    times a second, so even kill -9 leaves a file that opens. A period that cannot
     be queued is counted as dropped and written as silence in its place, so the
     file keeps its timeline; the summary lists each drop and the exit code is 75.
 
