@@ -24,8 +24,12 @@ public final class PrivateJackServer: @unchecked Sendable {
     private let logPath: String
 
     /// Starts `jackd -n NAME -S -d dummy` and waits until a client can connect (up to `timeout` s).
+    /// With `diesWithParent`, jackd gets SIGTERM when the thread that started it ends (through
+    /// `setpriv --pdeathsig`, when util-linux has it), so even a crashed micmon leaves no server
+    /// behind. Only for a thread that lives as long as the server: the main thread.
     public init(name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
-                captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20) throws {
+                captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
+                diesWithParent: Bool = false) throws {
         guard let jackd = PrivateJackServer.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
@@ -34,9 +38,16 @@ public final class PrivateJackServer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)
         process = Process()
-        process.executableURL = URL(fileURLWithPath: jackd)
-        process.arguments = ["-n", name, "-S", "-d", "dummy", "-r", String(sampleRate),
-                             "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        let serverArguments = ["-n", name, "-S", "-d", "dummy", "-r", String(sampleRate),
+                               "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        if diesWithParent, let setpriv = PrivateJackServer.findExecutable("setpriv") {
+            // setpriv execs jackd, so the process (and its pid) is jackd itself.
+            process.executableURL = URL(fileURLWithPath: setpriv)
+            process.arguments = ["--pdeathsig", "TERM", jackd] + serverArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: jackd)
+            process.arguments = serverArguments
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log

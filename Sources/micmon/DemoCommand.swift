@@ -15,7 +15,7 @@ enum DemoCommand {
         Console.error("micmon: starting a private JACK server '\(serverName)' (dummy backend, 48 kHz, 256 frames)")
         let server: PrivateJackServer
         do {
-            server = try PrivateJackServer(name: serverName)
+            server = try PrivateJackServer(name: serverName, diesWithParent: true)
         } catch {
             Console.error("micmon: \(error)")
             return .serverUnavailable
