@@ -39,7 +39,8 @@ struct CaptureKernel {
     /// `inputs[channelCount]`, or nil.
     let suppressor: NoiseSuppressorKernel?
 
-    /// The longest period the clean buffer holds (JACK's own limit).
+    /// The longest period the clean buffer holds: jack2's own limit (BUFFER_SIZE_MAX; jackd
+    /// caps `-p 16384` to 8192, checked), so no period is ever longer.
     static let maximumPeriod = 8192
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
