@@ -46,8 +46,6 @@ struct NoiseSuppressorScalars {
     var calibrationDecibels: Float = 0
     /// How much louder the talker is at the primary than at the (calibrated) reference (dB).
     var speechDifferenceDecibels: Float = 6
-    /// The last frame's broadband level difference (dB), for tests and meters.
-    var lastDifferenceDecibels: Float = 0
 }
 
 /// Constants of the suppressor, made from the sample rate (off the realtime thread).
@@ -174,7 +172,6 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     let trackedNoise: UnsafeMutablePointer<Float>
     let trackerPresence: UnsafeMutablePointer<Float>
     let previousClean: UnsafeMutablePointer<Float>
-    let gains: UnsafeMutablePointer<Float>
     /// Noise canceller state, binCount each, one after the other: cross-PSD (re, im), the
     /// talker's reference/primary transfer function (re, im), the canceller weight (re, im), the
     /// blocked signal's power, and the output and input powers in noise frames.
@@ -283,7 +280,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
             overlap: floats(c.hop), outputHop: floats(c.hop),
             primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
             trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-            gains: floats(k), canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan)
+            canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan)
     }
 
     deinit {
@@ -295,8 +292,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
         }
         k.scalars.deallocate()
         for p in [k.window, k.synthesisWindow, k.primaryHistory, k.referenceHistory, k.overlap, k.outputHop, k.primaryPSD,
-                  k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.gains,
-                  k.canceller] {
+                  k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.canceller] {
             p.deallocate()
         }
         fftwf_free(k.transformInput)

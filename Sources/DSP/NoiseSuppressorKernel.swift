@@ -74,7 +74,6 @@ extension NoiseSuppressorKernel {
             }
         }
         let difference = 3.0103 * fastLog2(primaryBand / referenceBand)
-        state.lastDifferenceDecibels = difference
 
         let isNoiseFrame = !startup && difference < state.calibrationDecibels + c.noiseGateDecibels
         let isSpeechFrame = !startup && difference > state.calibrationDecibels + c.speechGateDecibels
@@ -113,47 +112,9 @@ extension NoiseSuppressorKernel {
             let p1 = power(x1)
             let s1 = primaryPSD[k], s2 = referencePSD[k] * calibration
 
-            // Noise canceller. The talker's part of the reference is cancelled with its transfer
-            // function (learnt in speech frames): what is left is noise only. An NLMS weight,
-            // adapted in noise frames, then takes that noise's coherent part out of the primary.
-            var y = x1
-            var residual: Float = 1
-            do {
-                let x2 = referenceSpectrum[k]
-                let crossRe = psdRetain * canceller[k] + (1 - psdRetain) * (x2.0 * x1.0 + x2.1 * x1.1)
-                let crossIm = psdRetain * canceller[bins + k] + (1 - psdRetain) * (x2.1 * x1.0 - x2.0 * x1.1)
-                canceller[k] = crossRe
-                canceller[bins + k] = crossIm
-                var hRe = canceller[2 * bins + k], hIm = canceller[3 * bins + k]
-                if isSpeechFrame {
-                    let r = c.speechTransferRetain
-                    let inverse = 1 / max(s1, 1e-20)
-                    hRe = r * hRe + (1 - r) * crossRe * inverse
-                    hIm = r * hIm + (1 - r) * crossIm * inverse
-                    canceller[2 * bins + k] = hRe
-                    canceller[3 * bins + k] = hIm
-                }
-                let uRe = x2.0 - (hRe * x1.0 - hIm * x1.1)
-                let uIm = x2.1 - (hRe * x1.1 + hIm * x1.0)
-                let blocked = c.blockedRetain * canceller[6 * bins + k] + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
-                canceller[6 * bins + k] = blocked
-                var wRe = canceller[4 * bins + k], wIm = canceller[5 * bins + k]
-                y = (x1.0 - (wRe * uRe - wIm * uIm), x1.1 - (wRe * uIm + wIm * uRe))
-                if isNoiseFrame {
-                    // (The floor keeps the step finite when the blocked signal vanishes, e.g. DC.)
-                    let step = c.cancellerStep / (blocked + 1e-6 * s1 + 1e-20)
-                    wRe += step * (y.0 * uRe + y.1 * uIm)
-                    wIm += step * (y.1 * uRe - y.0 * uIm)
-                    canceller[4 * bins + k] = wRe
-                    canceller[5 * bins + k] = wIm
-                    let r = c.residualRetain
-                    canceller[7 * bins + k] = r * canceller[7 * bins + k] + (1 - r) * power(y)
-                    canceller[8 * bins + k] = r * canceller[8 * bins + k] + (1 - r) * p1
-                }
-                // How much of the primary's noise is left after cancelling (≤ 1).
-                residual = min(canceller[7 * bins + k] / max(canceller[8 * bins + k], 1e-20), 1)
-                if !(residual > 0) { residual = 1 }
-            }
+            let (y, residual) = cancelNoise(
+                bin: k, primary: x1, primaryPower: p1, primaryPSD: s1, psdRetain: psdRetain,
+                isSpeechFrame: isSpeechFrame, isNoiseFrame: isNoiseFrame)
             let py = power(y)
 
             // PLD noise estimate: s1 = S + N, s2 = h·S + N  ⇒  N = (s2 − h·s1) / (1 − h).
@@ -191,7 +152,6 @@ extension NoiseSuppressorKernel {
                 let presence = min(max((binDifference - c.presenceLow) * presenceScale, 0), 1)
                 gain = gain * presence + c.minimumGain * (1 - presence)
             }
-            gains[k] = gain
             let x = referenceIsUsable ? y : x1
             previousClean[k] = gain * gain * power(x)
             cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
@@ -208,6 +168,55 @@ extension NoiseSuppressorKernel {
             outputHop[i] = overlap[i] + transformOutput[start + i] * synthesisWindow[i] * scale
             overlap[i] = transformOutput[start + hop + i] * synthesisWindow[hop + i] * scale
         }
+    }
+
+    /// Noise canceller for bin `k` (a two-mic generalized sidelobe canceller). The talker's part
+    /// of the reference is cancelled with its reference/primary transfer function, learnt in
+    /// speech frames: what is left is a noise reference. An NLMS weight, adapted in noise frames
+    /// only, takes that noise's coherent part out of the primary. Returns the primary with the
+    /// coherent noise removed, and the share of the primary's noise power left (≤ 1, measured in
+    /// noise frames). Realtime thread (from `analyseFrame`).
+    @inline(__always) @_noLocks @_noAllocation
+    func cancelNoise(
+        bin k: Int, primary x1: fftwf_complex, primaryPower p1: Float, primaryPSD s1: Float,
+        psdRetain: Float, isSpeechFrame: Bool, isNoiseFrame: Bool
+    ) -> (output: fftwf_complex, residual: Float) {
+        let c = coefficients, bins = c.binCount
+        let x2 = referenceSpectrum[k]
+        // Cross-PSD reference × conj(primary).
+        let crossRe = psdRetain * canceller[k] + (1 - psdRetain) * (x2.0 * x1.0 + x2.1 * x1.1)
+        let crossIm = psdRetain * canceller[bins + k] + (1 - psdRetain) * (x2.1 * x1.0 - x2.0 * x1.1)
+        canceller[k] = crossRe
+        canceller[bins + k] = crossIm
+        var hRe = canceller[2 * bins + k], hIm = canceller[3 * bins + k]
+        if isSpeechFrame {
+            let r = c.speechTransferRetain
+            let inverse = 1 / max(s1, 1e-20)
+            hRe = r * hRe + (1 - r) * crossRe * inverse
+            hIm = r * hIm + (1 - r) * crossIm * inverse
+            canceller[2 * bins + k] = hRe
+            canceller[3 * bins + k] = hIm
+        }
+        // The blocked (talker-free) reference u = x2 − h·x1, and its power.
+        let uRe = x2.0 - (hRe * x1.0 - hIm * x1.1)
+        let uIm = x2.1 - (hRe * x1.1 + hIm * x1.0)
+        let blocked = c.blockedRetain * canceller[6 * bins + k] + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
+        canceller[6 * bins + k] = blocked
+        var wRe = canceller[4 * bins + k], wIm = canceller[5 * bins + k]
+        let y = (x1.0 - (wRe * uRe - wIm * uIm), x1.1 - (wRe * uIm + wIm * uRe))
+        if isNoiseFrame {
+            // (The floor keeps the step finite when the blocked signal vanishes, e.g. DC.)
+            let step = c.cancellerStep / (blocked + 1e-6 * s1 + 1e-20)
+            wRe += step * (y.0 * uRe + y.1 * uIm)
+            wIm += step * (y.1 * uRe - y.0 * uIm)
+            canceller[4 * bins + k] = wRe
+            canceller[5 * bins + k] = wIm
+            let r = c.residualRetain
+            canceller[7 * bins + k] = r * canceller[7 * bins + k] + (1 - r) * power(y)
+            canceller[8 * bins + k] = r * canceller[8 * bins + k] + (1 - r) * p1
+        }
+        let residual = min(canceller[7 * bins + k] / max(canceller[8 * bins + k], 1e-20), 1)
+        return (y, residual > 0 ? residual : 1)
     }
 }
 

@@ -17,6 +17,7 @@ struct RealtimeAnnotationTests {
         ("Engine/PlaybackKernel.swift", []),
         ("DSP/Meter.swift", ["process", "processStereo", "scan", "store"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
+        ("DSP/NoiseSuppressorKernel.swift", []),
     ]
 
     /// Function names declared in `text`, each with the attribute lines just above it.
