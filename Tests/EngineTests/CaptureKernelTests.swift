@@ -228,10 +228,16 @@ final class CaptureKernelTests {
             kernel.process(frameCount: frames, cycleStartFrame: frame, knowsCycleFrame: true)
             sourceFrame += frames
         }
+        /// The ring holds four periods: let the writer catch up.
+        func waitForWriter() {
+            let deadline = Date().addingTimeInterval(5)
+            while writer.framesWritten.load(ordering: .relaxed) < taken() && Date() < deadline { usleep(1000) }
+        }
         cycle(at: 1000)
         cycle(at: 1064)
         cycle(at: 1192)                // the counter skipped one period (1128)
         cycle(at: 1256)
+        waitForWriter()
         cycle(at: 1448)                // and two more (1320, 1384)
         cycle(at: 1480, frames: 32)    // a period change: the counter is not judged across it
         cycle(at: 1512, frames: 32)
