@@ -32,7 +32,7 @@ let package = Package(
             dependencies: ["Realtime", "DSP", "Jack", "CJack", "SoundFile", "Engine"],
             path: "Benchmarks/MicmonBench"),
 
-        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile"], path: "Benchmarks/MicmonSoak"),
+        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack"], path: "Benchmarks/MicmonSoak"),
 
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),

@@ -95,7 +95,7 @@ extension Report {
         let captureRuns = counted.filter { $0.program == .jackCapture }
         figures.append(.measured(section, "frames dropped  A micmon", micmonRuns.compactMap(\.dropped).map(Double.init),
                                  unit: "frames", digits: 0))
-        figures.append(.measured(section, "  of them never delivered by the server (xruns)",
+        figures.append(.measured(section, "server gaps (xruns, not drops)  A micmon",
                                  micmonRuns.compactMap(\.droppedByServer).map(Double.init), unit: "frames", digits: 0))
         figures.append(.measured(section, "overruns  B jack_capture", captureRuns.compactMap(\.dropped).map(Double.init),
                                  unit: "periods", digits: 0))

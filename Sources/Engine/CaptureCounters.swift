@@ -16,7 +16,10 @@ public struct CaptureCounters: ~Copyable {
     public let hasStopped = Atomic<Bool>(false)
     /// Frames that did not fit the ring and will be silence in the file.
     public let framesDropped = Atomic<UInt64>(0)
-    /// Of those, frames the server never delivered (cycles it skipped for micmon on an xrun).
+    /// Gaps in the server's timeline (its frame counter jumped between two of micmon's cycles,
+    /// on an xrun), and the frames they span. Not drops: the take goes on with what the graph
+    /// delivered, and nothing is written in their place.
+    public let serverGaps = Atomic<UInt64>(0)
     public let framesSkippedByServer = Atomic<UInt64>(0)
     /// Process cycles run.
     public let cycles = Atomic<UInt64>(0)

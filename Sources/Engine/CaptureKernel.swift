@@ -19,6 +19,9 @@ struct CaptureKernel {
     let samples: SPSCRing<Float>.Producer?
     /// Where dropped periods go, for the writer to fill with silence.
     let drops: SPSCRing<DropEvent>.Producer?
+    /// Where the server's timeline gaps go (the frame counter jumped: cycles the server did not
+    /// run micmon for), for the summary; nothing is written in their place.
+    let serverGaps: SPSCRing<DropEvent>.Producer
     let counters: UnsafeMutablePointer<CaptureCounters>
     /// The client, for the glue's `jack_get_cycle_times`.
     let client: OpaquePointer
@@ -51,7 +54,7 @@ struct CaptureKernel {
     /// Frames taken so far (the timeline), private to the realtime thread.
     var framesTaken: UInt64 = 0
     /// The server's frame counter at the last cycle's start, and that cycle's length, to see
-    /// cycles the server never ran for this client (xruns). Realtime thread only.
+    /// cycles the server did not run this client for (xruns). Realtime thread only.
     var lastCycleStartFrame: UInt32 = 0
     var lastCycleFrames: UInt32 = 0
     var hasLastCycle = false
@@ -80,7 +83,7 @@ struct CaptureKernel {
         }
         counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
         if knowsCycleFrame {
-            noteSkippedCycles(cycleStartFrame: cycleStartFrame, frameCount: frameCount)
+            noteServerGap(cycleStartFrame: cycleStartFrame, frameCount: frameCount)
         }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
@@ -160,12 +163,15 @@ struct CaptureKernel {
         monitor.meterMailbox.publish()
     }
 
-    /// A cycle the server skipped for this client (an xrun) left a hole in the timeline: the
-    /// frame counter moved on by more than the last period. Those frames never reached micmon;
-    /// they are counted as dropped and become silence in the file, so what follows stays in
-    /// place and the loss is reported. Realtime thread.
+    /// Notes a gap in the server's timeline: the frame counter moved on by more than the last
+    /// period, so the server ran cycles without this client (an xrun). The gap is counted and
+    /// logged at the take's position, and the take goes on with what the graph delivers next,
+    /// with nothing inserted: measured on a dummy server, such a jump is mostly cycles the server
+    /// ran for no client at all (the sources produced nothing for them either) or a late
+    /// callback reading the next cycle's counter, so silence in its place would put into the take
+    /// frames the graph never had. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func noteSkippedCycles(cycleStartFrame: UInt32, frameCount: Int) {
+    private mutating func noteServerGap(cycleStartFrame: UInt32, frameCount: Int) {
         defer {
             lastCycleStartFrame = cycleStartFrame
             lastCycleFrames = UInt32(truncatingIfNeeded: frameCount)
@@ -175,18 +181,17 @@ struct CaptureKernel {
         // cycles of the same length as the last one.
         guard hasLastCycle, UInt32(truncatingIfNeeded: frameCount) == lastCycleFrames else { return }
         let gap = cycleStartFrame &- (lastCycleStartFrame &+ lastCycleFrames)
-        // A wrapped (negative) or absurd jump is a clock reset, not a hole: ignore it.
-        guard gap > 0, gap < 1 << 24 else { return }
-        let remaining = frameLimit - framesTaken
-        let missed = UInt64(gap) < remaining ? UInt64(gap) : remaining
-        guard missed > 0 else { return }
-        if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
-        pendingDrop.frameCount &+= missed
-        counters.pointee.framesDropped.add(missed, ordering: .relaxed)
-        counters.pointee.framesSkippedByServer.add(missed, ordering: .relaxed)
-        framesTaken &+= missed
-        counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
-        if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+        // A wrapped (negative) or absurd jump is a clock reset, not a gap: ignore it.
+        guard gap > 0, gap < 1 << 24, framesTaken < frameLimit else { return }
+        counters.pointee.serverGaps.add(1, ordering: .relaxed)
+        counters.pointee.framesSkippedByServer.add(UInt64(gap), ordering: .relaxed)
+        // Filled field by field from a copy: DropEvent's initializer lives in another file,
+        // which a debug build's per-file check of this function cannot see into.
+        var event = pendingDrop
+        event.startFrame = framesTaken
+        event.frameCount = UInt64(gap)
+        // A full log loses the entry, never the counts.
+        _ = serverGaps.pushOne(event)
     }
 
     /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is

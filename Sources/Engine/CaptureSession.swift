@@ -82,8 +82,12 @@ public struct CaptureSummary: Sendable {
     public let framesTaken: UInt64
     public let framesWritten: UInt64
     public let framesDropped: UInt64
-    /// Of the dropped frames, those the server never delivered (cycles skipped on xruns).
+    /// Gaps in the server's timeline (cycles it ran without micmon, on xruns) and the frames
+    /// they span. Not drops: the take holds what the graph delivered, contiguous.
+    public let serverGapCount: UInt64
     public let framesSkippedByServer: UInt64
+    /// Where those gaps fall in the take (the first `CaptureSession.serverGapListLimit`).
+    public let serverGaps: [DropEvent]
     public let drops: [DropEvent]
     public let xruns: UInt64
     public let readings: [MeterReading]
@@ -122,6 +126,11 @@ public final class CaptureSession {
     private let dropRing: SPSCRing<DropEvent>?
     private let writer: TakeWriter?
     private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
+    /// The realtime side's log of server gaps, drained on the main thread into `serverGapLog`.
+    private let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
+    private var serverGapLog: [DropEvent] = []
+    /// How many server gaps the summary lists (all are counted), so memory stays flat.
+    public static let serverGapListLimit = 1000
     private let monitorMemory: MonitorMemory?
     /// The noise suppressor and the clean channel's buffer (`CaptureKernel.maximumPeriod`), or nil.
     private let suppressor: NoiseSuppressor?
@@ -263,7 +272,7 @@ public final class CaptureSession {
             channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
             meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
-            counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
+            serverGaps: serverGapRing.producer, counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
             routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route,
             meterCount: meterCount, recordSources: inputBuffers + recorded.offset, recordedChannelCount: recorded.count,
             suppressor: suppressor?.kernel))
@@ -325,8 +334,21 @@ public final class CaptureSession {
     /// Whether each input has a connection now (as of the last `pollRoute()`).
     public var inputIsConnected: [Bool] { routeWatch.isConnected }
 
-    /// Folds the queued cycle timings into `callbackStatistics`. Main thread, a few times a second.
-    public func drainTimings() { callbackStatistics.drain() }
+    /// Folds the queued cycle timings into `callbackStatistics`, and takes the server gaps
+    /// noted since. Main thread, a few times a second.
+    public func drainTimings() {
+        callbackStatistics.drain()
+        drainServerGaps()
+    }
+
+    private func drainServerGaps() {
+        let consumer = serverGapRing.consumer
+        let slices = consumer.readableSlices()
+        guard slices.count > 0 else { return }
+        for gap in slices.first where serverGapLog.count < Self.serverGapListLimit { serverGapLog.append(gap) }
+        for gap in slices.second where serverGapLog.count < Self.serverGapListLimit { serverGapLog.append(gap) }
+        consumer.commitRead(count: slices.count)
+    }
 
     /// The latest monitor output meters (out_1, out_2); empty without monitoring. Main thread.
     public func monitorReadings() -> [MeterReading] {
@@ -360,11 +382,12 @@ public final class CaptureSession {
             client.deactivate()
         }
         let written = writer?.finish()
-        callbackStatistics.drain()
+        drainTimings()
         let final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
-            framesDropped: framesDropped, framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed),
+            framesDropped: framesDropped, serverGapCount: counters.pointee.serverGaps.load(ordering: .relaxed),
+            framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed), serverGaps: serverGapLog,
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged,

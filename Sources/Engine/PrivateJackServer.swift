@@ -21,15 +21,20 @@ public final class PrivateJackServer: @unchecked Sendable {
     public let sampleRate: Int
     public let periodFrames: Int
     private let process: Process
-    private let logPath: String
+    /// jackd's standard output and error (removed by `stop()` unless `keepsLog`).
+    public let logPath: String
+    /// Leave the log in place on `stop()` (for a soak's diagnosis).
+    public var keepsLog = false
 
     /// Starts `jackd -n NAME -S -d dummy` and waits until a client can connect (up to `timeout` s).
     /// With `diesWithParent`, jackd gets SIGTERM when the thread that started it ends (through
     /// `setpriv --pdeathsig`, when util-linux has it), so even a crashed micmon leaves no server
     /// behind. Only for a thread that lives as long as the server: the main thread.
+    /// `realtimePriority` is jackd's `-P` (SCHED_FIFO priority of its threads; jackd's default
+    /// is 10; libjack runs clients' process threads 5 below it), nil for the default.
     public init(name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
                 captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
-                diesWithParent: Bool = false) throws {
+                diesWithParent: Bool = false, realtimePriority: Int? = nil) throws {
         guard let jackd = PrivateJackServer.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
@@ -38,7 +43,8 @@ public final class PrivateJackServer: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)
         process = Process()
-        let serverArguments = ["-n", name, "-S", "-d", "dummy", "-r", String(sampleRate),
+        let priorityArguments = realtimePriority.map { ["-P", String($0)] } ?? []
+        let serverArguments = ["-n", name] + priorityArguments + ["-S", "-d", "dummy", "-r", String(sampleRate),
                                "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
         if diesWithParent, let setpriv = PrivateJackServer.findExecutable("setpriv") {
             // setpriv execs jackd, so the process (and its pid) is jackd itself.
@@ -78,7 +84,7 @@ public final class PrivateJackServer: @unchecked Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(atPath: logPath)
+        if !keepsLog { try? FileManager.default.removeItem(atPath: logPath) }
     }
 
     deinit { stop() }

@@ -19,4 +19,11 @@ public enum JackClock {
         if jack_get_cycle_times(client, &frames, &current, &next, &period) != 0 { return (0, 0, 0) }
         return (current, period, frames)
     }
+
+    /// Frames since the current cycle started, by the server's clock
+    /// (`jack_frames_since_cycle_start`). Realtime thread, inside the process callback.
+    @inline(__always)
+    public static func framesSinceCycleStart(_ client: OpaquePointer) -> UInt32 {
+        jack_frames_since_cycle_start(client)
+    }
 }

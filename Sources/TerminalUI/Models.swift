@@ -102,8 +102,11 @@ public struct SessionSummary: Sendable, Equatable {
     public var channels: [Channel]
     public var xruns: UInt64
     public var framesDropped: UInt64
-    /// Of `framesDropped`, frames the server never delivered (cycles it skipped on xruns).
+    /// Gaps in the server's timeline (cycles it ran without micmon, on xruns), the frames they
+    /// span, and where they fall in the take (the first ones). Not drops: nothing fills them.
+    public var serverGapCount: UInt64 = 0
     public var framesSkippedByServer: UInt64 = 0
+    public var serverGaps: [Drop] = []
     public var drops: [Drop]
     public var filePath: String?
     /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".

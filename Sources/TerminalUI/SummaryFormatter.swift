@@ -41,21 +41,30 @@ public enum SummaryFormatter {
         if s.framesDropped == 0 && s.drops.isEmpty {
             lines.append("  dropped:   0 frames")
         } else {
-            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s")
-                         + (s.framesSkippedByServer > 0 ? " (\(s.framesSkippedByServer) never delivered by the server: xruns)" : ""))
-            for drop in s.drops.prefix(listedDrops) {
-                lines.append("    at " + TextFormat.fixed(seconds(drop.startFrame, s.sampleRate), decimals: 3) + " s"
-                             + " (frame \(drop.startFrame)): \(drop.length) frames ("
-                             + TextFormat.fixed(1000 * seconds(drop.length, s.sampleRate), decimals: 1) + " ms)")
-            }
-            if s.drops.count > listedDrops { lines.append("    … and \(s.drops.count - listedDrops) more") }
+            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
+            lines += listed(s.drops, total: s.drops.count, sampleRate: s.sampleRate)
+        }
+        if s.serverGapCount > 0 {
+            lines.append("  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)")
+            lines += listed(s.serverGaps, total: Int(s.serverGapCount), sampleRate: s.sampleRate)
         }
         return lines.joined(separator: "\n")
     }
 
+    /// The first `listedDrops` gaps, one line each, and how many more there are.
+    static func listed(_ gaps: [SessionSummary.Drop], total: Int, sampleRate: Int) -> [String] {
+        var lines = gaps.prefix(listedDrops).map { gap in
+            "    at " + TextFormat.fixed(seconds(gap.startFrame, sampleRate), decimals: 3) + " s"
+                + " (frame \(gap.startFrame)): \(gap.length) frames ("
+                + TextFormat.fixed(1000 * seconds(gap.length, sampleRate), decimals: 1) + " ms)"
+        }
+        if total > listedDrops { lines.append("    … and \(total - listedDrops) more") }
+        return lines
+    }
+
     /// One line, e.g.
     ///
-    ///     {"type":"summary","reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}]}
+    ///     {"type":"summary","reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
     public static func json(_ s: SessionSummary) -> String {
         let channels = s.channels.map { c in
             "{\"name\":" + TextFormat.jsonString(c.name)
@@ -63,10 +72,12 @@ public enum SummaryFormatter {
                 + ",\"mean_rms_dbfs\":" + TextFormat.decibels(c.meanRMSDBFS, decimals: 2)
                 + ",\"clips\":\(c.clipCount)}"
         }
-        let drops = s.drops.map { d in
-            "{\"start_frame\":\(d.startFrame),\"length\":\(d.length)"
-                + ",\"start_s\":" + TextFormat.fixed(seconds(d.startFrame, s.sampleRate), decimals: 3)
-                + ",\"length_ms\":" + TextFormat.fixed(1000 * seconds(d.length, s.sampleRate), decimals: 1) + "}"
+        func gapList(_ gaps: [SessionSummary.Drop]) -> String {
+            "[" + gaps.map { d in
+                "{\"start_frame\":\(d.startFrame),\"length\":\(d.length)"
+                    + ",\"start_s\":" + TextFormat.fixed(seconds(d.startFrame, s.sampleRate), decimals: 3)
+                    + ",\"length_ms\":" + TextFormat.fixed(1000 * seconds(d.length, s.sampleRate), decimals: 1) + "}"
+            }.joined(separator: ",") + "]"
         }
         return "{\"type\":\"summary\",\"reason\":" + TextFormat.jsonString(s.exitReason)
             + ",\"file\":" + (s.filePath.map(TextFormat.jsonString) ?? "null")
@@ -74,8 +85,9 @@ public enum SummaryFormatter {
             + ",\"frames\":\(s.frames),\"sample_rate\":\(s.sampleRate)"
             + ",\"channels\":[" + channels.joined(separator: ",") + "]"
             + ",\"xruns\":\(s.xruns),\"frames_dropped\":\(s.framesDropped)"
-            + ",\"frames_skipped_by_server\":\(s.framesSkippedByServer)"
-            + ",\"drops\":[" + drops.joined(separator: ",") + "]"
+            + ",\"drops\":" + gapList(s.drops)
+            + ",\"server_gap_count\":\(s.serverGapCount),\"frames_skipped_by_server\":\(s.framesSkippedByServer)"
+            + ",\"server_gaps\":" + gapList(s.serverGaps)
             + (s.callbackTiming.map { t in
                 ",\"callback_us\":{\"lateness_p99\":" + TextFormat.fixed(t.latenessP99, decimals: 1)
                     + ",\"lateness_max\":" + TextFormat.fixed(t.latenessMax, decimals: 1)

@@ -127,9 +127,12 @@ enum CaptureCommand {
             Console.error("micmon: the server's sample rate changed; the take was ended (a file cannot change rate)")
             return .serverUnavailable
         }
+        if summary.serverGapCount > 0 {
+            Console.error("micmon: the server ran \(summary.framesSkippedByServer) frames without micmon in \(summary.serverGapCount) gap"
+                          + (summary.serverGapCount == 1 ? "" : "s") + " (xruns); the take holds what it delivered, with nothing inserted (see the summary)")
+        }
         if summary.framesDropped > 0 {
-            let skipped = summary.framesSkippedByServer > 0 ? ", \(summary.framesSkippedByServer) of them never delivered by the server (xruns)" : ""
-            Console.error("micmon: \(summary.framesDropped) frames were dropped\(skipped) (silence in their place; see the summary)")
+            Console.error("micmon: \(summary.framesDropped) frames were dropped (silence in their place; see the summary)")
             return .framesDropped
         }
         return .ok

@@ -82,6 +82,8 @@ final class MeterOutput {
                 executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
                 periodUsecs: summary.callbackTiming.periodUsecs))
         sessionSummary.framesSkippedByServer = summary.framesSkippedByServer
+        sessionSummary.serverGapCount = summary.serverGapCount
+        sessionSummary.serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         if mode == .json {
             Console.out(SummaryFormatter.json(sessionSummary) + "\n")
         } else {

@@ -104,6 +104,9 @@ enum Usage {
     times a second, so even kill -9 leaves a file that opens. A period that cannot
     be queued is counted as dropped and written as silence in its place, so the
     file keeps its timeline; the summary lists each drop and the exit code is 75.
+    When the server runs cycles without micmon (an xrun: its frame counter jumps),
+    the take goes on with what the graph delivers next, nothing inserted; the
+    summary lists these server gaps apart from drops.
 
     \(common)
     \(exitCodes)

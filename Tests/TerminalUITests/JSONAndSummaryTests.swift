@@ -150,11 +150,32 @@ let summary = SessionSummary(
 
     @Test func jsonKnownOutput() throws {
         let line = SummaryFormatter.json(summary)
-        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"frames_skipped_by_server":0,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}]}"#)
+        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#)
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)
         let drops = try #require(object["drops"] as? [[String: Any]])
         #expect(drops[1]["start_s"] as? Double == 2)
+    }
+
+    /// Server gaps (xruns) are listed apart from drops, and do not count as dropped frames.
+    @Test func serverGapsApartFromDrops() throws {
+        var gapped = summary
+        gapped.drops = []
+        gapped.framesDropped = 0
+        gapped.serverGapCount = 12
+        gapped.framesSkippedByServer = 480
+        gapped.serverGaps = [.init(startFrame: 48000, length: 64)] + (1 ..< 12).map { .init(startFrame: 48000 + UInt64($0) * 4800, length: 32) }
+        let lines = SummaryFormatter.text(gapped).split(separator: "\n").map(String.init)
+        #expect(lines.contains("  dropped:   0 frames"))
+        #expect(lines.contains("  server gaps: 12, 480 frames (xruns: cycles run without micmon; nothing inserted)"))
+        #expect(lines.contains("    at 1.000 s (frame 48000): 64 frames (1.3 ms)"))
+        #expect(lines.last == "    … and 2 more")
+        let object = try parse(SummaryFormatter.json(gapped))
+        #expect(object["frames_dropped"] as? Int == 0)
+        #expect(object["server_gap_count"] as? Int == 12)
+        #expect(object["frames_skipped_by_server"] as? Int == 480)
+        let gaps = try #require(object["server_gaps"] as? [[String: Any]])
+        #expect(gaps.count == 12 && gaps[0]["length"] as? Int == 64 && gaps[0]["start_s"] as? Double == 1)
     }
 
     @Test func unknownRateAndOddTextStillParse() throws {
