@@ -131,6 +131,20 @@ final class CaptureKernelTests {
         #expect(result.framesWritten == 256)
     }
 
+    @Test("a sample-rate change raises the flag that ends the take; the same rate does not")
+    func sampleRateChangeEndsTheTake() {
+        withUnsafeMutablePointer(to: &kernel) { pointer in
+            // The JACK notification for the rate the kernel runs at (48 kHz): nothing to do.
+            #expect(captureSampleRate(48000, UnsafeMutableRawPointer(pointer)) == 0)
+            let afterSameRate = counters.pointee.sampleRateChanged.load(ordering: .acquiring)
+            #expect(!afterSameRate)
+            // Another rate: the session sees the flag, stops, and reports it (exit 69).
+            #expect(captureSampleRate(44100, UnsafeMutableRawPointer(pointer)) == 0)
+            let afterNewRate = counters.pointee.sampleRateChanged.load(ordering: .acquiring)
+            #expect(afterNewRate)
+        }
+    }
+
     @Test("a drop at the end of the take is written as trailing silence")
     func trailingDropIsFilled() throws {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
