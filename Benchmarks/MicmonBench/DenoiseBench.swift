@@ -4,12 +4,8 @@ import DSP
 /// kernel calls it: once per period with the two inputs, on the demo voice (one second, looped).
 /// The figure is the median repeat; the clean output feeds a checksum that is reported.
 enum DenoiseBench {
-    struct Result: Codable {
-        var periodFrames: Int
-        /// Nanoseconds per period, one value per repeat.
-        var nanosecondsPerPeriod: [Double]
-        var checksum: Double
-    }
+    /// Nanoseconds per period, one value per repeat, with a checksum of the clean output.
+    typealias Result = MeterBench.Result
 
     static let sampleRate = 48000
 

@@ -184,9 +184,6 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     /// The mic calibration found so far: how much louder far-field sound is at the primary than
     /// at the reference, in dB. Same thread as `process`.
     var calibrationDecibels: Float { scalars.pointee.calibrationDecibels }
-    /// How much louder the talker is at the primary than at the calibrated reference, in dB.
-    /// Same thread as `process`.
-    var speechDifferenceDecibels: Float { scalars.pointee.speechDifferenceDecibels }
 }
 
 /// A causal dual-mic noise suppressor for one talker: primary + reference in, clean primary

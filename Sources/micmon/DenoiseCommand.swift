@@ -152,13 +152,7 @@ enum DenoiseCommand {
                 primary[i] = interleaved[2 * i]
                 reference[i] = interleaved[2 * i + 1]
             }
-            primary.withUnsafeBufferPointer { p in
-                reference.withUnsafeBufferPointer { r in
-                    clean.withUnsafeMutableBufferPointer { c in
-                        suppressor.process(primary: p.baseAddress!, reference: r.baseAddress!, clean: c.baseAddress!, frameCount: frames)
-                    }
-                }
-            }
+            suppressor.process(primary: primary, reference: reference, clean: &clean, frameCount: frames)
             let writeError = clean.withUnsafeBufferPointer { buffer -> SoundFileError? in
                 do throws(SoundFileError) { try writer.write(interleaved: UnsafeBufferPointer(rebasing: buffer[0..<frames])) } catch { return error }
                 return nil

@@ -23,12 +23,7 @@ private func writeTestFile(_ path: String, frames: Int, rate: Int = 48_000, chan
 
 @Suite("micmon denoise")
 struct DenoiseCommandTests {
-    struct BadInput: CustomStringConvertible, Sendable {
-        let name: String
-        let arguments: [String]
-        let message: String
-        var description: String { name }
-    }
+    typealias BadInput = CommandLineTests.BadInput
 
     static let badInputs: [BadInput] = [
         BadInput(name: "no OUT", arguments: ["denoise", "SCRATCH/stereo.wav"], message: "needs IN and OUT"),
