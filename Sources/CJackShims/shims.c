@@ -18,18 +18,6 @@ jack_client_t *micmon_jack_client_open(const char *client_name, jack_options_t o
     return jack_client_open(client_name, options, status);
 }
 
-// Weak references: resolved only when the sanitizer runtime is linked (see ARCHITECTURE.md).
-extern void __rtsan_realtime_enter(void) __attribute__((weak));
-extern void __rtsan_realtime_exit(void) __attribute__((weak));
-
-void micmon_rtsan_realtime_enter(void) {
-    if (__rtsan_realtime_enter) __rtsan_realtime_enter();
-}
-
-void micmon_rtsan_realtime_exit(void) {
-    if (__rtsan_realtime_exit) __rtsan_realtime_exit();
-}
-
 int micmon_rtsan_is_linked(void) { return __rtsan_realtime_enter != NULL; }
 
 void micmon_enable_flush_to_zero(void) {

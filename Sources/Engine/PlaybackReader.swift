@@ -1,5 +1,4 @@
 import DSP
-import Foundation
 import Realtime
 import SoundFile
 import Synchronization
@@ -20,7 +19,7 @@ final class PlaybackReader: @unchecked Sendable {
     /// Set when reading or converting failed; the message is in `failure`.
     let hasFailed = Atomic<Bool>(false)
     private(set) var failure: String?
-    private var thread: Thread?
+    private var isStarted = false
 
     static let chunkFrames = 4096
 
@@ -34,16 +33,14 @@ final class PlaybackReader: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "micmon-reader"
-        self.thread = thread
-        thread.start()
+        isStarted = WorkerThread.start({ [self] in run() })
+        if !isStarted { fail("could not start the reader thread") }
     }
 
     /// Asks the thread to end and waits for it. Main thread.
     func stop() {
         stopRequested.store(true, ordering: .releasing)
-        while thread != nil && !finished.load(ordering: .acquiring) { Thread.sleep(forTimeInterval: 0.002) }
+        while isStarted && !finished.load(ordering: .acquiring) { WorkerThread.sleep(seconds: 0.002) }
     }
 
     private func run() {
@@ -116,7 +113,7 @@ final class PlaybackReader: @unchecked Sendable {
             if stopRequested.load(ordering: .acquiring) { return false }
             let room = ring.availableToWrite() / 2
             if room == 0 {
-                Thread.sleep(forTimeInterval: 0.005)
+                WorkerThread.sleep(seconds: 0.005)
                 continue
             }
             let count = min(room, frames - offset)

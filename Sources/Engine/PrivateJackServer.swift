@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Jack
 
 /// A JACK server on the dummy backend under a private name, started and stopped by micmon
@@ -20,7 +20,9 @@ public final class PrivateJackServer: @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
     public let periodFrames: Int
-    private let process: Process
+    /// jackd's pid (setpriv execs it, so it is jackd's own), and its wait status once reaped.
+    private let pid: pid_t
+    private var exitStatus: Int32?
     /// jackd's standard output and error (removed by `stop()` unless `keepsLog`).
     public let logPath: String
     /// Leave the log in place on `stop()` (for a soak's diagnosis).
@@ -39,63 +41,120 @@ public final class PrivateJackServer: @unchecked Sendable {
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
-        logPath = NSTemporaryDirectory() + "micmon-jackd-\(name).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process = Process()
+        let temporary = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        logPath = (temporary.hasSuffix("/") ? temporary : temporary + "/") + "micmon-jackd-\(name).log"
         let priorityArguments = realtimePriority.map { ["-P", String($0)] } ?? []
         let serverArguments = ["-n", name] + priorityArguments + ["-S", "-d", "dummy", "-r", String(sampleRate),
                                "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        var arguments = [jackd] + serverArguments
         if diesWithParent, let setpriv = PrivateJackServer.findExecutable("setpriv") {
             // setpriv execs jackd, so the process (and its pid) is jackd itself.
-            process.executableURL = URL(fileURLWithPath: setpriv)
-            process.arguments = ["--pdeathsig", "TERM", jackd] + serverArguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: jackd)
-            process.arguments = serverArguments
+            arguments = [setpriv, "--pdeathsig", "TERM"] + arguments
         }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if !process.isRunning { break }
+        pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
+        let deadline = RealtimeHooks.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        while RealtimeHooks.monotonicNanoseconds() < deadline {
+            if !isRunning { break }
             if let probe = try? JackClient(name: "micmon-probe", serverName: name) {
                 probe.close()
                 return
             }
             usleep(50_000)
         }
-        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        let state = process.isRunning ? "did not answer within \(Int(timeout)) s" : "exited with status \(process.terminationStatus)"
+        let text = PrivateJackServer.readText(logPath)
+        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(PrivateJackServer.describe(exitStatus ?? 0)))"
         stop()
         throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
     }
 
-    public var isRunning: Bool { process.isRunning }
+    /// Whether jackd is still running (reaps it once it has ended). Main thread.
+    public var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid {
+            exitStatus = status
+            return false
+        }
+        return true
+    }
 
     /// Stops the server (SIGTERM, then SIGKILL after 3 s) and waits for it. Safe to call twice.
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(3)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+        if isRunning {
+            kill(pid, SIGTERM)
+            let deadline = RealtimeHooks.monotonicNanoseconds() + 3_000_000_000
+            while isRunning && RealtimeHooks.monotonicNanoseconds() < deadline { usleep(20_000) }
+            if isRunning {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(pid, &status, 0)
+                exitStatus = status
+            }
         }
-        if !keepsLog { try? FileManager.default.removeItem(atPath: logPath) }
+        if !keepsLog { unlink(logPath) }
     }
 
     deinit { stop() }
 
     /// The first executable of that name on PATH.
     public static func findExecutable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
         for dir in path.split(separator: ":") {
             let candidate = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            if access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
+    }
+
+    /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout and stderr into a new
+    /// `logPath`, with no signal blocked or ignored (micmon blocks SIGINT/SIGTERM and ignores
+    /// SIGPIPE for itself; jackd must still stop on SIGTERM), in a process group of its own (a
+    /// terminal's Ctrl-C reaches micmon, which stops the server in order). Returns its pid.
+    private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard code == 0 else {
+            throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(code)))
+        }
+        return pid
+    }
+
+    /// A file's text (empty when it cannot be read).
+    private static func readText(_ path: String) -> String {
+        guard let file = fopen(path, "r") else { return "" }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes += chunk[0 ..< count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// "exit N" or "signal N" for a wait status.
+    private static func describe(_ status: Int32) -> String {
+        status & 0x7F == 0 ? "exit \((status >> 8) & 0xFF)" : "signal \(status & 0x7F)"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Realtime
 import SoundFile
 import Synchronization
@@ -20,7 +20,7 @@ final class TakeWriter: @unchecked Sendable {
     private let wakeInterval: Duration
     private let headerInterval: Duration
     /// Lets `finish()` cut the current sleep short (main thread → writer thread only).
-    private let wakeUp = DispatchSemaphore(value: 0)
+    private let wakeUp = WakeSignal()
     /// Test-only: seconds the writer sleeps before its first drain (`MICMON_TEST_WRITER_STALL_SECONDS`),
     /// so tests can fill the ring and watch drops become silence. 0 otherwise.
     private let stallSeconds: Double
@@ -38,7 +38,6 @@ final class TakeWriter: @unchecked Sendable {
     private var pendingDrops: [DropEvent] = []
     private var dropHistory: [DropEvent] = []
     private var failure: SoundFileError?
-    private var thread: Thread?
     /// Frames covered by the file's header, and when it was last written (writer thread).
     private var headerPosition: UInt64 = 0
     private var lastHeaderUpdate = ContinuousClock.now
@@ -62,11 +61,12 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Starts the thread. Main thread.
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "micmon-writer"
-        thread.stackSize = 1 << 20
-        self.thread = thread
-        thread.start()
+        if !WorkerThread.start({ [self] in run() }) {
+            // No thread to write with: the take ends at once, with its cause on record.
+            failure = SoundFileError(.write, path: file.path, message: "could not start the writer thread")
+            hasFailed.store(true, ordering: .releasing)
+            finished.store(true, ordering: .releasing)
+        }
     }
 
     /// Asks the thread to drain everything the realtime side took, close the file and end; waits
@@ -74,14 +74,14 @@ final class TakeWriter: @unchecked Sendable {
     func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
-        while !finished.load(ordering: .acquiring) { Thread.sleep(forTimeInterval: 0.005) }
+        while !finished.load(ordering: .acquiring) { WorkerThread.sleep(seconds: 0.005) }
         return (dropHistory, failure, position)
     }
 
     private func run() {
         var stalled = 0.0
         while stalled < stallSeconds && !stopRequested.load(ordering: .acquiring) {
-            Thread.sleep(forTimeInterval: 0.01)
+            WorkerThread.sleep(seconds: 0.01)
             stalled += 0.01
         }
         let sleepNanoseconds = Int(wakeInterval.components.seconds) * 1_000_000_000
@@ -91,7 +91,7 @@ final class TakeWriter: @unchecked Sendable {
             drain()
             if stopping { break }
             updateHeaderIfDue()
-            _ = wakeUp.wait(timeout: .now() + .nanoseconds(sleepNanoseconds))
+            wakeUp.wait(nanoseconds: sleepNanoseconds)
         }
         // The realtime side is done: frames taken but never queued were a trailing drop.
         let total = counters.pointee.framesTaken.load(ordering: .acquiring)

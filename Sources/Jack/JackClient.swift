@@ -48,6 +48,8 @@ public struct JackPort: @unchecked Sendable {
 /// Port buffers, for the realtime glue: the only libjack call made on the process thread.
 public enum JackPortBuffer {
     /// The port's sample buffer for this cycle. Realtime thread, inside the process callback only.
+    /// Inlinable, so the glue calls libjack directly.
+    @inlinable
     public static func samples(_ port: OpaquePointer, frames: UInt32) -> UnsafeMutablePointer<Float> {
         // SAFETY: libjack returns a buffer of `frames` floats for an audio port during the cycle.
         return jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)

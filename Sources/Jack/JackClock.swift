@@ -3,14 +3,14 @@ import CJack
 /// JACK's clock, for the realtime glue: microseconds on the server's monotonic clock.
 public enum JackClock {
     /// Now, in JACK microseconds (`jack_get_time`). Any thread, the realtime one included.
-    @inline(__always)
+    @inlinable
     public static func now() -> UInt64 { jack_get_time() }
 
     /// When the current cycle started and how long a period is (`jack_get_cycle_times`), in
     /// JACK microseconds, and the server's frame counter at the cycle start (it advances by one
     /// period per cycle, so a jump shows cycles this client did not get). Realtime thread, inside the process callback. Zero when libjack cannot
     /// say (some servers do not implement it).
-    @inline(__always)
+    @inlinable
     public static func cycle(_ client: OpaquePointer) -> (startUsecs: UInt64, periodUsecs: Float, startFrame: UInt32) {
         var frames: jack_nframes_t = 0
         var current: jack_time_t = 0
@@ -22,7 +22,7 @@ public enum JackClock {
 
     /// Frames since the current cycle started, by the server's clock
     /// (`jack_frames_since_cycle_start`). Realtime thread, inside the process callback.
-    @inline(__always)
+    @inlinable
     public static func framesSinceCycleStart(_ client: OpaquePointer) -> UInt32 {
         jack_frames_since_cycle_start(client)
     }

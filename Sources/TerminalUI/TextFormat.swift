@@ -1,10 +1,10 @@
 // Locale-free number and string formatting shared by the renderers. Pure; any thread.
 import DSP
 
-enum TextFormat {
+public enum TextFormat {
     /// `value` with exactly `decimals` (0…9) digits after the point, rounded half away from
     /// zero, never "-0.0"; NaN prints as 0 and |value|·10^decimals is clamped to 1e18.
-    static func fixed(_ value: Double, decimals: Int) -> String {
+    public static func fixed(_ value: Double, decimals: Int) -> String {
         precondition((0...9).contains(decimals))
         var scale: UInt64 = 1
         for _ in 0..<decimals { scale *= 10 }
@@ -54,7 +54,7 @@ enum TextFormat {
 
     /// A JSON string literal, quotes included: escapes `"`, `\`, control characters, and
     /// U+2028/U+2029 (which break JavaScript parsers); everything else passes as UTF-8.
-    static func jsonString(_ text: String) -> String {
+    public static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

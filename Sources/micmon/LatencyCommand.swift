@@ -1,8 +1,8 @@
 import DSP
 import Engine
-import Foundation
 import Glibc
 import Jack
+import TerminalUI
 
 /// `micmon latency`: callback timing statistics and, with a loop, the measured round trip.
 /// Runs for `--duration` (default 5 s) or until SIGINT/SIGTERM, then prints one summary (text,
@@ -37,8 +37,9 @@ enum LatencyCommand {
         }
 
         let live = !invocation.json && Console.stdoutIsTerminal
-        let began = Date()
-        var lastLive = Date.distantPast
+        let clock = ContinuousClock()
+        let began = clock.now
+        var lastLive: ContinuousClock.Instant?
         var reason = "stopped"
         while true {
             StopSignals.sleep(seconds: pollInterval)
@@ -47,12 +48,12 @@ enum LatencyCommand {
             if session.isComplete { reason = "duration reached"; break }
             if session.serverIsGone { reason = "the JACK server went away"; break }
             if Console.outputIsBroken { reason = "output closed"; break }
-            if Date().timeIntervalSince(began) > configuration.durationSeconds + 10 {
+            if clock.now - began > .seconds(configuration.durationSeconds + 10) {
                 reason = "the server stopped running process cycles"
                 break
             }
-            if live && Date().timeIntervalSince(lastLive) >= 0.2 {
-                lastLive = Date()
+            if live && lastLive.map({ clock.now - $0 >= .milliseconds(200) }) ?? true {
+                lastLive = clock.now
                 Console.out("\r\u{1B}[2K" + liveLine(session))
             }
         }
@@ -112,8 +113,7 @@ enum LatencyCommand {
 enum LatencyReport {
     /// `value` with `decimals` digits after the point ("-0.000" prints as "0.000").
     static func fixed(_ value: Double, _ decimals: Int) -> String {
-        let text = String(format: "%.\(decimals)f", value.isFinite ? value : 0)
-        return text.hasPrefix("-") && Double(text) == 0 ? String(text.dropFirst()) : text
+        TextFormat.fixed(value.isFinite ? value : 0, decimals: decimals)
     }
 
     static func pad(_ text: String, _ width: Int) -> String {

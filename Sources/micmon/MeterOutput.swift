@@ -53,7 +53,7 @@ final class MeterOutput {
         Console.error("micmon: [\(seconds) s] \(change.description)")
         linesOnScreen = 0  // the bars are redrawn below the message
         if mode == .json {
-            let ports = change.ports.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            let ports = change.ports.map(TextFormat.jsonString)
             Console.out("{\"type\":\"event\",\"time\":\(seconds),\"event\":\"\(change.kind.rawValue)\",\"input\":\"\(change.input)\",\"ports\":[\(ports.joined(separator: ","))]}\n")
         }
     }

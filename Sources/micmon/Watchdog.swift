@@ -1,4 +1,5 @@
-import Foundation
+import Engine
+import Glibc
 import Synchronization
 
 /// Bounds a step that depends on the JACK server (closing the client): if it has not finished
@@ -9,14 +10,13 @@ final class Watchdog: Sendable {
 
     static func run(within seconds: Double, exitCode: ExitCode, what: String, _ step: () -> Void) {
         let watchdog = Watchdog()
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: seconds)
+        WorkerThread.start {
+            WorkerThread.sleep(seconds: seconds)
             if !watchdog.isDone.load(ordering: .acquiring) {
                 Console.error("micmon: warning: \(what) took longer than \(Int(seconds)) s; exiting anyway")
                 _exit(exitCode.rawValue)
             }
         }
-        thread.start()
         step()
         watchdog.isDone.store(true, ordering: .releasing)
     }

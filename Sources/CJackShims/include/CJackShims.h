@@ -8,10 +8,19 @@
 jack_client_t *micmon_jack_client_open(const char *client_name, jack_options_t options,
                                        jack_status_t *status, const char *server_name);
 
+// Weak references: resolved only when the sanitizer runtime is linked (see ARCHITECTURE.md).
+extern void __rtsan_realtime_enter(void) __attribute__((weak));
+extern void __rtsan_realtime_exit(void) __attribute__((weak));
+
 /// Tells LLVM's RealtimeSanitizer that the calling thread enters (exits) realtime context.
-/// No-ops unless the rtsan runtime is linked into the process (the symbols are weak).
-void micmon_rtsan_realtime_enter(void);
-void micmon_rtsan_realtime_exit(void);
+/// No-ops unless the rtsan runtime is linked into the process (the symbols are weak). Inline,
+/// so that the process callback pays a test of a weak address, not a call into the shim.
+static inline void micmon_rtsan_realtime_enter(void) {
+    if (__rtsan_realtime_enter) __rtsan_realtime_enter();
+}
+static inline void micmon_rtsan_realtime_exit(void) {
+    if (__rtsan_realtime_exit) __rtsan_realtime_exit();
+}
 /// 1 when the RealtimeSanitizer runtime is linked in.
 int micmon_rtsan_is_linked(void);
 
