@@ -17,7 +17,7 @@ struct Options {
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
-          --rounds R       rounds of A B C (and of the scaling takes); medians are reported (default 3)
+          --rounds R       rounds of A B C, C B A, … (and of the scaling takes); medians are reported (default 3)
           --json PATH      where the JSON goes (default .build/micmon-bench.json)
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)

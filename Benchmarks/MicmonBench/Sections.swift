@@ -46,7 +46,7 @@ extension Report {
     }
 
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double) {
-        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C × \(rounds) rounds"
+        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"
         let counted = runs.filter { $0.purpose == .comparison }
         func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
             counted.filter { $0.program == program }.compactMap(\.fullUsage)

@@ -119,8 +119,11 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         progress("warm-up: each program for 2 s (not counted)")
         for program in ProcessBench.Program.allCases { take(program, .warmUp, round: 0, seconds: 2) }
         for round in 1 ... options.rounds {
-            progress("round \(round)/\(options.rounds): A B C, \(format(options.seconds)) s each")
-            for program in ProcessBench.Program.allCases { take(program, .comparison, round: round, seconds: options.seconds) }
+            // A B C, then C B A: a drift of the machine's load across a round weighs on every
+            // program alike, instead of always on the one that runs last.
+            let order = round % 2 == 1 ? ProcessBench.Program.allCases : ProcessBench.Program.allCases.reversed()
+            progress("round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each")
+            for program in order { take(program, .comparison, round: round, seconds: options.seconds) }
         }
         report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond)
     }
