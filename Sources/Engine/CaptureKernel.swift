@@ -39,8 +39,10 @@ struct CaptureKernel {
     let recordSources: UnsafeMutablePointer<UnsafePointer<Float>>
     let recordedChannelCount: Int
     /// Dual-mic noise suppression of inputs 0 (primary) and 1 (reference) into the clean buffer
-    /// `inputs[channelCount]`, or nil.
-    let suppressor: NoiseSuppressorKernel?
+    /// `inputs[channelCount]`, or nil. A pointer (to memory the session owns), not the kernel
+    /// itself: an optional 312-byte struct inline cost every cycle two copies of it and a call
+    /// to test it for nil, denoising or not; a pointer costs one compare.
+    let suppressor: UnsafePointer<NoiseSuppressorKernel>?
 
     /// The longest period the clean buffer holds: jack2's own limit (BUFFER_SIZE_MAX; jackd
     /// caps `-p 16384` to 8192, checked), so no period is ever longer.
@@ -92,7 +94,7 @@ struct CaptureKernel {
         if let suppressor, frames <= Self.maximumPeriod {
             // SAFETY: inputs[channelCount] is the clean buffer (maximumPeriod floats), made by the
             // session; inputs 0 and 1 hold ≥ frames samples this cycle.
-            suppressor.process(
+            suppressor.pointee.process(
                 primary: inputs[0], reference: inputs[1],
                 clean: UnsafeMutablePointer(mutating: inputs[channelCount]), frameCount: frames)
             cleanFrameCount = frames
