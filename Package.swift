@@ -29,7 +29,7 @@ let package = Package(
 
         .executableTarget(
             name: "MicmonBench",
-            dependencies: ["Realtime", "DSP", "Jack", "CJack", "SoundFile", "Engine"],
+            dependencies: ["Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine"],
             path: "Benchmarks/MicmonBench"),
 
         .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack"], path: "Benchmarks/MicmonSoak"),

@@ -1,4 +1,5 @@
 import CJack
+import CJackShims
 import Glibc
 import Realtime
 import Synchronization
@@ -98,6 +99,7 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     defer { block.deallocate() }
     for i in 0 ..< count { block[i] = Float(i) / Float(count) - 0.5 }
     let blocks = run.blocks, jack = run.jack
+    pinToProcessor(0)
     while !run.go.load(ordering: .acquiring) {}
     var sent = 0
     var yields = 0
@@ -131,6 +133,7 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
     defer { block.deallocate() }
     let blocks = run.blocks, jack = run.jack
+    pinToProcessor(1)
     while !run.go.load(ordering: .acquiring) {}
     var received = 0
     var yields = 0
@@ -163,4 +166,14 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     run.checksum = sum
     run.consumerYields = yields
     return nil
+}
+
+/// Pins the calling thread to processor `index` (modulo the processors online), so that the
+/// producer and the consumer of a ring run each on a core of its own in every run, for both
+/// rings: without it the scheduler sometimes put both on one core, and the spread between runs
+/// was larger than the difference between the rings.
+func pinToProcessor(_ index: Int) {
+    let online = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
+    let processor = index % online
+    _ = micmon_pin_thread_to_processor(Int32(processor))
 }

@@ -3,7 +3,7 @@
 
 extension Report {
     mutating func addRing(_ result: RingBench.Result, blocks: Int) {
-        let section = "Ring: 2 threads, \(blocks) blocks of 128 floats through 64 KiB, \(result.micmonBlocksPerSecond.count) runs each"
+        let section = "Ring: 2 threads pinned to processors 0 and 1, \(blocks) blocks of 128 floats through 64 KiB, \(result.micmonBlocksPerSecond.count) runs each"
         let micmon = result.micmonBlocksPerSecond.map { $0 / 1e6 }
         let jack = result.jackBlocksPerSecond.map { $0 / 1e6 }
         figures.append(.measured(section, "micmon SPSCRing<Float> (slices + commit)", micmon, unit: "M blocks/s", digits: 2))

@@ -1,4 +1,7 @@
+#define _GNU_SOURCE
 #include "CJackShims.h"
+
+#include <sched.h>
 
 #include <stddef.h>
 #include <time.h>
@@ -30,4 +33,11 @@ unsigned long long micmon_monotonic_nanoseconds(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+}
+
+int micmon_pin_thread_to_processor(int processor) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(processor, &set);
+    return sched_setaffinity(0, sizeof set, &set);
 }

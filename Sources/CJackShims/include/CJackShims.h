@@ -28,6 +28,10 @@ int micmon_rtsan_is_linked(void);
 /// Call from the JACK thread-init callback so denormals never slow the process callback.
 void micmon_enable_flush_to_zero(void);
 
+/// Pins the calling thread to one processor (`sched_setaffinity`, a GNU call Swift cannot
+/// reach). Returns 0, or -1 with errno set. For benchmarks; never on the realtime thread.
+int micmon_pin_thread_to_processor(int processor);
+
 /// Monotonic time in nanoseconds (CLOCK_MONOTONIC), safe to call on the realtime thread.
 unsigned long long micmon_monotonic_nanoseconds(void);
 
