@@ -6,9 +6,10 @@ import Synchronization
 
 /// Throughput of `Realtime.SPSCRing<Float>` against libjack's `jack_ringbuffer_t` doing the same
 /// work: a producer thread writes `blocks` blocks of 128 floats (a 64-frame stereo period) and
-/// a consumer thread reads them into a buffer of its own; each side yields (sched_yield) while
-/// the ring is full or empty. Both rings hold 64 KiB (16384 floats; libjack rounds to a power of
-/// two and keeps one byte free, so 127 blocks fit in it and 128 in micmon's).
+/// a consumer thread reads them into a buffer of its own; each side spins while the ring is full
+/// or empty, yielding the processor one time in 64 (`wait`). Both rings hold 64 KiB (16384
+/// floats; libjack rounds to a power of two and keeps one byte free, so 127 blocks fit in it and
+/// 128 in micmon's).
 ///
 /// Each block carries its index in element 0; the consumer checks the order and sums element 1,
 /// so neither side's copy can be optimised away and a lost or reordered block is counted.
@@ -63,7 +64,7 @@ final class RingRun: @unchecked Sendable {
     var orderErrors = 0
     var checksum = 0.0
     var finishedNanoseconds: UInt64 = 0
-    /// Times each side found the ring full (producer) or empty (consumer) and yielded.
+    /// Times each side found the ring full (producer) or empty (consumer) and waited.
     var producerYields = 0
     var consumerYields = 0
 
@@ -108,7 +109,7 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
         // What the capture kernel does: writable slices, fill them, commit.
         let ring = run.micmon.producer
         while sent < blocks {
-            guard let slices = ring.writableSlices(count: count) else { yields += 1; sched_yield(); continue }
+            guard let slices = ring.writableSlices(count: count) else { yields += 1; wait(yields); continue }
             block[0] = Float(sent)
             slices.copy(from: UnsafeBufferPointer(block))
             ring.commitWrite(count: count)
@@ -117,7 +118,7 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     case .jack:
         let bytes = count * MemoryLayout<Float>.size
         while sent < blocks {
-            guard jack_ringbuffer_write_space(jack) >= bytes else { yields += 1; sched_yield(); continue }
+            guard jack_ringbuffer_write_space(jack) >= bytes else { yields += 1; wait(yields); continue }
             block[0] = Float(sent)
             _ = block.withMemoryRebound(to: CChar.self) { jack_ringbuffer_write(jack, $0.baseAddress, bytes) }
             sent += 1
@@ -144,7 +145,7 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
         // What the writer thread does: readable slices, use them, commit.
         let ring = run.micmon.consumer
         while received < blocks {
-            guard let slices = ring.readableSlices(count: count) else { yields += 1; sched_yield(); continue }
+            guard let slices = ring.readableSlices(count: count) else { yields += 1; wait(yields); continue }
             slices.copy(into: block)
             ring.commitRead(count: count)
             if block[0] != Float(received) { errors += 1 }
@@ -154,7 +155,7 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     case .jack:
         let bytes = count * MemoryLayout<Float>.size
         while received < blocks {
-            guard jack_ringbuffer_read_space(jack) >= bytes else { yields += 1; sched_yield(); continue }
+            guard jack_ringbuffer_read_space(jack) >= bytes else { yields += 1; wait(yields); continue }
             _ = block.withMemoryRebound(to: CChar.self) { jack_ringbuffer_read(jack, $0.baseAddress, bytes) }
             if block[0] != Float(received) { errors += 1 }
             sum += Double(block[1])
@@ -176,4 +177,12 @@ func pinToProcessor(_ index: Int) {
     let online = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
     let processor = index % online
     _ = micmon_pin_thread_to_processor(Int32(processor))
+}
+
+/// What a side does when the ring is full (producer) or empty (consumer): spins, and yields the
+/// processor only one time in 64, so a wait is not always a system call (a sched_yield costs
+/// more than moving a block).
+@inline(__always)
+func wait(_ waits: Int) {
+    if waits & 63 == 0 { sched_yield() }
 }
