@@ -1,3 +1,4 @@
+import Engine
 import Glibc
 import Synchronization
 
@@ -58,19 +59,6 @@ final class Child {
         posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
         var environmentLines: [String] = []
         var index = 0
         while let entry = environ[index] {
@@ -88,7 +76,7 @@ final class Child {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let code = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        let code = withChildSpawnAttributes { posix_spawnp(&pid, arguments[0], &actions, &$0, argv, envp) }
         guard code == 0 else {
             throw SpawnError(description: "\(arguments[0]) did not start: \(String(cString: strerror(code)))")
         }

@@ -107,9 +107,8 @@ public final class PrivateJackServer: @unchecked Sendable {
     }
 
     /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout and stderr into a new
-    /// `logPath`, with no signal blocked or ignored (micmon blocks SIGINT/SIGTERM and ignores
-    /// SIGPIPE for itself; jackd must still stop on SIGTERM), in a process group of its own (a
-    /// terminal's Ctrl-C reaches micmon, which stops the server in order). Returns its pid.
+    /// `logPath`, with the attributes of `withChildSpawnAttributes` (jackd must still stop on
+    /// SIGTERM, which micmon blocks for itself). Returns its pid.
     private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -117,22 +116,10 @@ public final class PrivateJackServer: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let code = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+        let code = withChildSpawnAttributes { posix_spawn(&pid, arguments[0], &actions, &$0, argv, environ) }
         guard code == 0 else {
             throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(code)))
         }
