@@ -7,26 +7,17 @@ enum DenoiseBench {
     /// Nanoseconds per period, one value per repeat, with a checksum of the clean output.
     typealias Result = MeterBench.Result
 
-    static let sampleRate = 48000
-
     static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
-        let signalFrames = sampleRate
-        let primary = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
-        let reference = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let voice = BenchVoice()
+        let primary = voice.primary, reference = voice.reference
         let clean = UnsafeMutablePointer<Float>.allocate(capacity: periodFrames)
-        defer {
-            primary.deallocate()
-            reference.deallocate()
-            clean.deallocate()
-        }
-        var voice = DemoVoiceSource(sampleRate: Double(sampleRate), seed: 1)
-        voice.render(primary: primary, reference: reference, count: signalFrames)
+        defer { clean.deallocate() }
         let periods = framesPerRepeat / periodFrames
-        let periodsInSignal = signalFrames / periodFrames
+        let periodsInSignal = BenchVoice.frames / periodFrames
         var result = Result(periodFrames: periodFrames, nanosecondsPerPeriod: [], checksum: 0)
         for _ in 0 ..< repeats {
             // SAFETY of the bench: 44.1/48 kHz are always accepted.
-            let suppressor = try! NoiseSuppressor(sampleRate: sampleRate)
+            let suppressor = try! NoiseSuppressor(sampleRate: BenchVoice.sampleRate)
             let kernel = suppressor.kernel
             var slot = 0
             let start = monotonicNanoseconds()
@@ -41,6 +32,7 @@ enum DenoiseBench {
             for i in 0 ..< periodFrames { result.checksum += Double(clean[i]) }
             withExtendedLifetime(suppressor) {}
         }
+        withExtendedLifetime(voice) {}
         return result
     }
 }

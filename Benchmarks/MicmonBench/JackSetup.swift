@@ -1,4 +1,5 @@
 import DSP
+import Engine
 import Glibc
 import Jack
 
@@ -31,7 +32,7 @@ final class BenchServer {
                 probe.close()
                 return
             }
-            sleep(seconds: 0.05)
+            WorkerThread.sleep(seconds: 0.05)
         }
         child.stop()
         let log = readText(logPath)
@@ -107,18 +108,4 @@ nonisolated func signalSourceProcess(_ frameCount: UInt32, _ context: UnsafeMuta
     ReferenceSignal.render(into: first, second, count: Int(frameCount), startFrame: state.pointee.frame)
     state.pointee.frame &+= UInt64(frameCount)
     return 0
-}
-
-/// A whole text file, or "" (logs, summaries).
-func readText(_ path: String) -> String {
-    guard let file = fopen(path, "r") else { return "" }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count <= 0 { break }
-        bytes += chunk[0 ..< count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

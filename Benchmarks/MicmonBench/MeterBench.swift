@@ -13,24 +13,15 @@ enum MeterBench {
         var checksum: Double
     }
 
-    static let sampleRate = 48000
-
     static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
-        let coefficients = MeterCoefficients(sampleRate: Double(sampleRate))
-        let signalFrames = sampleRate  // a multiple of every power-of-two period up to 64
-        let primary = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
-        let reference = UnsafeMutablePointer<Float>.allocate(capacity: signalFrames)
+        let coefficients = MeterCoefficients(sampleRate: Double(BenchVoice.sampleRate))
+        let voice = BenchVoice()
+        let primary = voice.primary, reference = voice.reference
         let meters = UnsafeMutablePointer<ChannelMeter>.allocate(capacity: 2)
-        defer {
-            primary.deallocate()
-            reference.deallocate()
-            meters.deallocate()
-        }
-        var voice = DemoVoiceSource(sampleRate: Double(sampleRate), seed: 1)
-        voice.render(primary: primary, reference: reference, count: signalFrames)
+        defer { meters.deallocate() }
 
         let periods = framesPerRepeat / periodFrames
-        let periodsInSignal = signalFrames / periodFrames
+        let periodsInSignal = BenchVoice.frames / periodFrames
         var result = Result(periodFrames: periodFrames, nanosecondsPerPeriod: [], checksum: 0)
         for _ in 0 ..< repeats {
             meters.initialize(repeating: ChannelMeter(), count: 2)
@@ -51,6 +42,26 @@ enum MeterBench {
                     + Double(m.clipCount) + Double(m.frameCount) + Double(m.holdFramesLeft)
             }
         }
+        withExtendedLifetime(voice) {}
         return result
+    }
+}
+
+/// One second of the demo voice at 48 kHz, primary and reference, that the kernel benches play
+/// period by period in a loop (48000 is a multiple of every power-of-two period up to 64).
+final class BenchVoice {
+    static let sampleRate = 48000
+    static let frames = sampleRate
+    let primary = UnsafeMutablePointer<Float>.allocate(capacity: BenchVoice.frames)
+    let reference = UnsafeMutablePointer<Float>.allocate(capacity: BenchVoice.frames)
+
+    init() {
+        var voice = DemoVoiceSource(sampleRate: Double(Self.sampleRate), seed: 1)
+        voice.render(primary: primary, reference: reference, count: Self.frames)
+    }
+
+    deinit {
+        primary.deallocate()
+        reference.deallocate()
     }
 }

@@ -1,4 +1,5 @@
 import DSP
+import Engine
 import Glibc
 import SoundFile
 

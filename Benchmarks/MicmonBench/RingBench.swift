@@ -1,5 +1,6 @@
 import CJack
 import CJackShims
+import Engine
 import Glibc
 import Realtime
 import Synchronization
@@ -84,7 +85,7 @@ final class RingRun: @unchecked Sendable {
         var consumer = pthread_t()
         pthread_create(&producer, nil, ringProducerThread, context)
         pthread_create(&consumer, nil, ringConsumerThread, context)
-        sleep(seconds: 0.02)  // let both reach the start line
+        WorkerThread.sleep(seconds: 0.02)  // let both reach the start line
         let start = monotonicNanoseconds()
         go.store(true, ordering: .releasing)
         pthread_join(producer, nil)

@@ -96,7 +96,7 @@ final class Child {
     @discardableResult
     func wait(timeout: Double) -> (ChildEnd, ChildUsage)? {
         let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while poll() == nil && monotonicNanoseconds() < deadline { sleep(seconds: 0.05) }
+        while poll() == nil && monotonicNanoseconds() < deadline { WorkerThread.sleep(seconds: 0.05) }
         return end
     }
 
@@ -200,9 +200,4 @@ func monotonicNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
-func sleep(seconds: Double) {
-    var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
-    nanosleep(&pause, nil)
 }

@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 
 // micmon-bench: one table of figures measured in this run (ring, meters, micmon against

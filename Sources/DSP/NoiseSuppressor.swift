@@ -195,7 +195,10 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
 /// its `kernel` (the realtime thread, or the offline `denoise` loop).
 public final class NoiseSuppressor: @unchecked Sendable {
     public let sampleRate: Int
-    public let kernel: NoiseSuppressorKernel
+    /// The kernel, in memory of its own for as long as this suppressor lives, so that the
+    /// realtime side reaches it through one pointer and never copies it.
+    public let kernelPointer: UnsafePointer<NoiseSuppressorKernel>
+    public var kernel: NoiseSuppressorKernel { kernelPointer.pointee }
 
     /// Any thread but the realtime one.
     /// - Throws: `unsupportedSampleRate` unless 44100 or 48000 Hz; `planFailed` if FFTW refuses.
@@ -268,7 +271,8 @@ public final class NoiseSuppressor: @unchecked Sendable {
         }
         let scalars = UnsafeMutablePointer<NoiseSuppressorScalars>.allocate(capacity: 1)
         scalars.initialize(to: NoiseSuppressorScalars())
-        kernel = NoiseSuppressorKernel(
+        let kernel = UnsafeMutablePointer<NoiseSuppressorKernel>.allocate(capacity: 1)
+        kernel.initialize(to: NoiseSuppressorKernel(
             coefficients: c, scalars: scalars, window: window,
             primaryHistory: floats(n), referenceHistory: floats(n),
             transformInput: transformInput, primarySpectrum: primarySpectrum,
@@ -277,7 +281,8 @@ public final class NoiseSuppressor: @unchecked Sendable {
             overlap: floats(c.hop), outputHop: floats(c.hop),
             primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
             trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-            canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan)
+            canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan))
+        kernelPointer = UnsafePointer(kernel)
     }
 
     deinit {
@@ -297,6 +302,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
         fftwf_free(k.primarySpectrum)
         fftwf_free(k.referenceSpectrum)
         fftwf_free(k.cleanSpectrum)
+        UnsafeMutablePointer(mutating: kernelPointer).deallocate()
     }
 
     /// Output delay in frames (8 ms).
@@ -307,6 +313,6 @@ public final class NoiseSuppressor: @unchecked Sendable {
         primary: UnsafePointer<Float>, reference: UnsafePointer<Float>,
         clean: UnsafeMutablePointer<Float>, frameCount: Int
     ) {
-        kernel.process(primary: primary, reference: reference, clean: clean, frameCount: frameCount)
+        kernelPointer.pointee.process(primary: primary, reference: reference, clean: clean, frameCount: frameCount)
     }
 }

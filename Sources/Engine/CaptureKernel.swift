@@ -39,7 +39,7 @@ struct CaptureKernel {
     let recordSources: UnsafeMutablePointer<UnsafePointer<Float>>
     let recordedChannelCount: Int
     /// Dual-mic noise suppression of inputs 0 (primary) and 1 (reference) into the clean buffer
-    /// `inputs[channelCount]`, or nil. A pointer (to memory the session owns), not the kernel
+    /// `inputs[channelCount]`, or nil. A pointer (into the session's `NoiseSuppressor`), not the kernel
     /// itself: an optional 312-byte struct inline cost every cycle two copies of it and a call
     /// to test it for nil, denoising or not; a pointer costs one compare.
     let suppressor: UnsafePointer<NoiseSuppressorKernel>?

@@ -134,9 +134,6 @@ public final class CaptureSession {
     private let monitorMemory: MonitorMemory?
     /// The noise suppressor and the clean channel's buffer (`CaptureKernel.maximumPeriod`), or nil.
     private let suppressor: NoiseSuppressor?
-    /// A copy of the suppressor's kernel (pointers into the suppressor's memory) for the
-    /// realtime kernel to reach through one pointer, or nil.
-    private let suppressorKernel: UnsafeMutablePointer<NoiseSuppressorKernel>?
     private let cleanBuffer: UnsafeMutablePointer<Float>?
     private let routeWatch: RouteWatch
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
@@ -270,13 +267,6 @@ public final class CaptureSession {
         routeWatch = RouteWatch(client: client, ports: registered, sources: sources)
         let samplesProducer = sampleRing?.producer
         let dropsProducer = dropRing?.producer
-        if let suppressor {
-            let pointer = UnsafeMutablePointer<NoiseSuppressorKernel>.allocate(capacity: 1)
-            pointer.initialize(to: suppressor.kernel)
-            suppressorKernel = pointer
-        } else {
-            suppressorKernel = nil
-        }
         kernel = .allocate(capacity: 1)
         kernel.initialize(to: CaptureKernel(
             channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
@@ -285,7 +275,7 @@ public final class CaptureSession {
             serverGaps: serverGapRing.producer, counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
             routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route,
             meterCount: meterCount, recordSources: inputBuffers + recorded.offset, recordedChannelCount: recorded.count,
-            suppressor: suppressorKernel.map { UnsafePointer($0) }))
+            suppressor: suppressor?.kernelPointer))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
 
         let context = UnsafeMutableRawPointer(kernel)
@@ -311,8 +301,6 @@ public final class CaptureSession {
         // The first input buffer may still be the placeholder; it is one float, leaked never.
         inputBuffers.deallocate()
         cleanBuffer?.deallocate()
-        suppressorKernel?.deinitialize(count: 1)
-        suppressorKernel?.deallocate()
         portHandles.deallocate()
         meters.deallocate()
         counters.deinitialize(count: 1)

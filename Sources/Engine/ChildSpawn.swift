@@ -20,3 +20,18 @@ public func withChildSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) -
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
     return body(&attributes)
 }
+
+/// A whole text file (a child's log, a /proc file), or "" when it cannot be read. Any
+/// non-realtime thread.
+public func readText(_ path: String) -> String {
+    guard let file = fopen(path, "r") else { return "" }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count <= 0 { break }
+        bytes += chunk[0 ..< count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

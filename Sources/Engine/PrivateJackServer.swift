@@ -61,7 +61,7 @@ public final class PrivateJackServer: @unchecked Sendable {
             }
             usleep(50_000)
         }
-        let text = PrivateJackServer.readText(logPath)
+        let text = readText(logPath)
         let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(PrivateJackServer.describe(exitStatus ?? 0)))"
         stop()
         throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
@@ -124,20 +124,6 @@ public final class PrivateJackServer: @unchecked Sendable {
             throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(code)))
         }
         return pid
-    }
-
-    /// A file's text (empty when it cannot be read).
-    private static func readText(_ path: String) -> String {
-        guard let file = fopen(path, "r") else { return "" }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes += chunk[0 ..< count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// "exit N" or "signal N" for a wait status.

@@ -84,14 +84,12 @@ final class TakeWriter: @unchecked Sendable {
             WorkerThread.sleep(seconds: 0.01)
             stalled += 0.01
         }
-        let sleepNanoseconds = Int(wakeInterval.components.seconds) * 1_000_000_000
-            + Int(wakeInterval.components.attoseconds / 1_000_000_000)
         while true {
             let stopping = stopRequested.load(ordering: .acquiring)
             drain()
             if stopping { break }
             updateHeaderIfDue()
-            wakeUp.wait(nanoseconds: sleepNanoseconds)
+            wakeUp.wait(timeout: wakeInterval)
         }
         // The realtime side is done: frames taken but never queued were a trailing drop.
         let total = counters.pointee.framesTaken.load(ordering: .acquiring)

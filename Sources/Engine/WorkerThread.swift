@@ -6,14 +6,14 @@ import Glibc
 
 /// A detached POSIX thread running one closure: the writer, the playback reader, the watchdog.
 public enum WorkerThread {
-    /// Starts `body` on a new thread with a stack of `stackSize` bytes. Returns false when the
-    /// system has no thread to give. Any thread.
+    /// Starts `body` on a new thread with a 1 MiB stack. Returns false when the system has no
+    /// thread to give. Any thread.
     @discardableResult
-    public static func start(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setstacksize(&attributes, stackSize)
+        pthread_attr_setstacksize(&attributes, 1 << 20)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         let box = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
         var thread = pthread_t()
@@ -65,12 +65,14 @@ final class WakeSignal: @unchecked Sendable {
     /// Wakes the waiter (or the next wait). Any thread.
     func signal() { sem_post(semaphore) }
 
-    /// Waits until signalled or `nanoseconds` pass. Returns true when signalled. The waiting thread.
+    /// Waits until signalled or `timeout` passes. Returns true when signalled. The waiting thread.
     @discardableResult
-    func wait(nanoseconds: Int) -> Bool {
+    func wait(timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        let total = deadline.tv_nsec + nanoseconds
+        deadline.tv_sec += Int(seconds)
+        let total = deadline.tv_nsec + Int(attoseconds / 1_000_000_000)
         deadline.tv_sec += total / 1_000_000_000
         deadline.tv_nsec = total % 1_000_000_000
         while true {
