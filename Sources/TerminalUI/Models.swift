@@ -84,12 +84,14 @@ public struct SessionSummary: Sendable, Equatable {
     }
 
     /// The process callback's timing, in µs: how late it woke after the cycle start and how
-    /// long it ran (p99 and max), and the period.
+    /// long it ran (mean, p99 and max), and the period.
     public struct CallbackTiming: Sendable, Equatable {
-        public var latenessP99, latenessMax, executionP99, executionMax, periodUsecs: Double
-        public init(latenessP99: Double, latenessMax: Double, executionP99: Double, executionMax: Double, periodUsecs: Double) {
+        public var latenessP99, latenessMax, executionMean, executionP99, executionMax, periodUsecs: Double
+        public init(latenessP99: Double, latenessMax: Double, executionMean: Double, executionP99: Double, executionMax: Double,
+                    periodUsecs: Double) {
             self.latenessP99 = latenessP99
             self.latenessMax = latenessMax
+            self.executionMean = executionMean
             self.executionP99 = executionP99
             self.executionMax = executionMax
             self.periodUsecs = periodUsecs

@@ -34,7 +34,8 @@ public enum SummaryFormatter {
         lines.append("  xruns:     \(s.xruns)")
         if let t = s.callbackTiming {
             lines.append("  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
-                         + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
+                         + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran mean " + TextFormat.fixed(t.executionMean, decimals: 2)
+                         + " / p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
                          + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
                          + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
         }
@@ -91,6 +92,7 @@ public enum SummaryFormatter {
             + (s.callbackTiming.map { t in
                 ",\"callback_us\":{\"lateness_p99\":" + TextFormat.fixed(t.latenessP99, decimals: 1)
                     + ",\"lateness_max\":" + TextFormat.fixed(t.latenessMax, decimals: 1)
+                    + ",\"execution_mean\":" + TextFormat.fixed(t.executionMean, decimals: 3)
                     + ",\"execution_p99\":" + TextFormat.fixed(t.executionP99, decimals: 1)
                     + ",\"execution_max\":" + TextFormat.fixed(t.executionMax, decimals: 1)
                     + ",\"period\":" + TextFormat.fixed(t.periodUsecs, decimals: 1) + "}"

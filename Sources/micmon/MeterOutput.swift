@@ -79,7 +79,7 @@ final class MeterOutput {
             exitReason: reason,
             callbackTiming: summary.callbackTiming.cycles == 0 ? nil : SessionSummary.CallbackTiming(
                 latenessP99: summary.callbackTiming.lateness.p99, latenessMax: summary.callbackTiming.lateness.max,
-                executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
+                executionMean: summary.callbackTiming.execution.mean, executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
                 periodUsecs: summary.callbackTiming.periodUsecs))
         sessionSummary.framesSkippedByServer = summary.framesSkippedByServer
         sessionSummary.serverGapCount = summary.serverGapCount

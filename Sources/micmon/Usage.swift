@@ -100,10 +100,11 @@ enum Usage {
           --channels C    with --denoise: raw (the inputs), clean (the clean
                           channel, mono) or all (inputs then clean; default)
 
-    Every frame the server delivers is written. The header is rewritten five
-    times a second, so even kill -9 leaves a file that opens. A period that cannot
-    be queued is counted as dropped and written as silence in its place, so the
-    file keeps its timeline; the summary lists each drop and the exit code is 75.
+    Every frame the server delivers is written. The header is rewritten twice a
+    second, so even kill -9 leaves a file that opens, missing at most the last
+    half second. A period that cannot be queued is counted as dropped and written
+    as silence in its place, so the file keeps its timeline; the summary lists
+    each drop and the exit code is 75.
     When the server runs cycles without micmon (an xrun: its frame counter jumps),
     the take goes on with what the graph delivers next, nothing inserted; the
     summary lists these server gaps apart from drops.

@@ -157,6 +157,21 @@ let summary = SessionSummary(
         #expect(drops[1]["start_s"] as? Double == 2)
     }
 
+    /// The callback's timing: a text line, and an object in the JSON with the execution mean
+    /// (what a per-cycle cost comparison reads) as well as the tails.
+    @Test func callbackTimingInTextAndJSON() throws {
+        var timed = summary
+        timed.callbackTiming = .init(latenessP99: 41, latenessMax: 120, executionMean: 1.2345, executionP99: 3,
+                                     executionMax: 17, periodUsecs: 666.7)
+        let lines = SummaryFormatter.text(timed).split(separator: "\n")
+        #expect(lines.contains("  callback:  late p99 41 / max 120 µs, ran mean 1.23 / p99 3 / max 17 µs (period 667 µs)"))
+        let object = try parse(SummaryFormatter.json(timed))
+        let timing = try #require(object["callback_us"] as? [String: Any])
+        #expect(timing["execution_mean"] as? Double == 1.235 || timing["execution_mean"] as? Double == 1.234)
+        #expect(timing["execution_p99"] as? Double == 3 && timing["lateness_max"] as? Double == 120)
+        #expect(timing["period"] as? Double == 666.7)
+    }
+
     /// Server gaps (xruns) are listed apart from drops, and do not count as dropped frames.
     @Test func serverGapsApartFromDrops() throws {
         var gapped = summary
