@@ -13,7 +13,10 @@ struct ChildUsage: Codable {
     var cpuSeconds: Double
     var voluntarySwitches: Int
     var involuntarySwitches: Int
-    /// Peak resident set size in MB (ru_maxrss is in KiB on Linux).
+    /// Peak resident set size in MB: the child's `VmHWM`, read from /proc while it runs (every
+    /// poll, 50 ms apart). Not wait4's `ru_maxrss`: posix_spawn shares the bench's memory until
+    /// exec, and Linux carries that memory's high-water mark into the child's, so every child
+    /// reported the bench's own peak (132–160 MB, rising run after run) whatever it used.
     var peakRSSMegabytes: Double
     var wallSeconds: Double
 }
@@ -42,6 +45,8 @@ final class Child {
     private let startedNanoseconds: UInt64
     private let isServer: Bool
     private(set) var end: (ChildEnd, ChildUsage)?
+    /// The highest `VmHWM` (KiB) seen while the child ran.
+    private var peakResidentKilobytes = 0
 
     /// Starts `arguments[0]` (looked up on PATH) with stdin from /dev/null and stdout/stderr to
     /// the given files (or /dev/null), in a process group of its own (a terminal's Ctrl-C reaches
@@ -88,8 +93,19 @@ final class Child {
     /// Reaps the child if it has ended, without blocking.
     @discardableResult
     func poll() -> (ChildEnd, ChildUsage)? {
-        if end == nil { reap(options: WNOHANG) }
+        if end == nil {
+            notePeakResidentSize()
+            reap(options: WNOHANG)
+        }
         return end
+    }
+
+    /// Reads the child's high-water resident size from /proc (nothing once it has exited).
+    private func notePeakResidentSize() {
+        for line in readText("/proc/\(pid)/status").split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+            peakResidentKilobytes = max(peakResidentKilobytes, kilobytes)
+        }
     }
 
     /// Waits up to `timeout` seconds for the child to end (polling every 50 ms).
@@ -128,7 +144,7 @@ final class Child {
         end = (how, ChildUsage(
             userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
             voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
-            peakRSSMegabytes: Double(usage.ru_maxrss) / 1024, wallSeconds: wall))
+            peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall))
         Cleanup.untrack(pid, isServer: isServer)
     }
 }
