@@ -37,6 +37,25 @@ struct HistogramTests {
         #expect(histogram.bins[0] == 1 && histogram.minimum == 0)
     }
 
+    /// Bins come as values need them: a histogram sized for 100 ms of 1-µs bins holds 128 bins
+    /// after values under 100 µs, the same data in any order makes equal histograms, and a
+    /// value past the range (or past Int's) is overflow, not a trap.
+    @Test func binsGrowOnDemand() {
+        var small = Histogram(binWidth: 1, binCount: 100_000)
+        #expect(small.bins.isEmpty && small.upperBound == 100_000)
+        for value in [3.0, 99, 12] { small.add(value) }
+        #expect(small.bins.count == 128)
+        #expect(small.percentile(0.5) == 13 && small.percentile(1) == 99)
+        var reversed = Histogram(binWidth: 1, binCount: 100_000)
+        for value in [12.0, 99, 3] { reversed.add(value) }
+        #expect(reversed == small)
+        small.add(70_000.5)
+        #expect(small.bins.count == 100_000 && small.bins[70_000] == 1)
+        small.add(1e300)
+        small.add(.infinity)
+        #expect(small.overflow == 2 && small.maximum == .infinity)
+    }
+
     @Test func coarseColumnsKeepEveryCount() {
         var histogram = Histogram(binWidth: 1, binCount: 100)
         for value in 0 ..< 100 { histogram.add(Double(value)) }
