@@ -8,11 +8,12 @@ import Jack
 /// Realtime thread.
 nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let context else { return 0 }
-    let entered = JackClock.now()
-    RealtimeHooks.enter()
     // SAFETY: the session passed a pointer to its initialized CaptureKernel and frees it only
     // after the client is deactivated or closed.
     let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    let readsSystemClock = kernel.pointee.readsSystemClock
+    let entered = readsSystemClock ? JackClock.systemNow() : JackClock.now()
+    RealtimeHooks.enter()
     let cycle = JackClock.cycle(kernel.pointee.client)
     var channel = 0
     while channel < kernel.pointee.channelCount {
@@ -32,7 +33,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.monitorPass(frameCount: Int(frameCount))
     }
     if kernel.pointee.plantsAllocation { plantedAllocation() }
-    let left = JackClock.now()
+    let left = readsSystemClock ? JackClock.systemNow() : JackClock.now()
     kernel.pointee.recordTiming(cycleStart: cycle.startUsecs, periodUsecs: cycle.periodUsecs, entered: entered, left: left, frames: frameCount)
     RealtimeHooks.exit()
     return 0

@@ -277,6 +277,7 @@ public final class CaptureSession {
             meterCount: meterCount, recordSources: inputBuffers + recorded.offset, recordedChannelCount: recorded.count,
             suppressor: suppressor?.kernelPointer))
         kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
+        kernel.pointee.readsSystemClock = JackClock.systemClockIsJackClock()
 
         let context = UnsafeMutableRawPointer(kernel)
         do {
