@@ -12,7 +12,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // after the client is deactivated or closed.
     let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
     let readsSystemClock = kernel.pointee.readsSystemClock
-    let entered = readsSystemClock ? JackClock.systemNow() : JackClock.now()
+    let entered = JackClock.now(fromSystemClock: readsSystemClock)
     RealtimeHooks.enter()
     let cycle = JackClock.cycle(kernel.pointee.client)
     var channel = 0
@@ -33,7 +33,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.monitorPass(frameCount: Int(frameCount))
     }
     if kernel.pointee.plantsAllocation { plantedAllocation() }
-    let left = readsSystemClock ? JackClock.systemNow() : JackClock.now()
+    let left = JackClock.now(fromSystemClock: readsSystemClock)
     kernel.pointee.recordTiming(cycleStart: cycle.startUsecs, periodUsecs: cycle.periodUsecs, entered: entered, left: left, frames: frameCount)
     RealtimeHooks.exit()
     return 0

@@ -5,7 +5,7 @@ import Realtime
 /// memory prepared before activation (`CaptureSession` owns and frees it). Realtime thread only,
 /// once the client is active.
 struct CaptureKernel {
-    /// Whether the glue reads JACK's clock straight from CLOCK_MONOTONIC (`JackClock.systemNow`),
+    /// Whether the glue reads JACK's clock straight from CLOCK_MONOTONIC_RAW (`JackClock.systemNow`),
     /// which the session checked is the server's clock; else through `jack_get_time`. First, so
     /// it shares a cache line with the fields the glue reads next.
     var readsSystemClock = false

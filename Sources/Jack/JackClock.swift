@@ -16,6 +16,11 @@ public enum JackClock {
     @inlinable
     public static func systemNow() -> UInt64 { micmon_monotonic_microseconds() }
 
+    /// Now: `systemNow()` when `fromSystemClock` (what `systemClockIsJackClock()` said at start),
+    /// else `now()`. Any thread, the realtime one included.
+    @inlinable
+    public static func now(fromSystemClock: Bool) -> UInt64 { fromSystemClock ? systemNow() : now() }
+
     /// Whether `systemNow()` reads the same clock as `now()`: a system reading falls between two
     /// of JACK's (within 1 µs of rounding), three times running. False when the server uses
     /// another clock source (jackd's `-c h`, HPET). Off the realtime thread, once a client is open.

@@ -2,6 +2,7 @@
 #define MICMON_CJACKSHIMS_H
 
 #include <jack/jack.h>
+#include <time.h>
 
 /// `jack_client_open` is variadic, which Swift cannot call. This takes the server name
 /// (NULL for the default server) and adds `JackServerName` to the options when it is given.
@@ -35,7 +36,6 @@ int micmon_pin_thread_to_processor(int processor);
 /// Monotonic time in nanoseconds (CLOCK_MONOTONIC), safe to call on the realtime thread.
 unsigned long long micmon_monotonic_nanoseconds(void);
 
-#include <time.h>
 /// CLOCK_MONOTONIC_RAW in microseconds, rounded down: what jack2's `jack_get_time` returns with
 /// the server's default (system) clock source (jackd 1.9.21 here; not CLOCK_MONOTONIC, which
 /// NTP slews: the two were 98 ms apart after 9 hours). Inline: one call into libc's vDSO
