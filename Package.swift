@@ -37,6 +37,7 @@ let package = Package(
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
+        .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime"]),
         .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP"], exclude: ["Snapshots"]),
     ],

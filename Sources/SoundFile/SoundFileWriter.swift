@@ -35,14 +35,29 @@ public final class SoundFileWriter {
         if format.container == .wav {
             sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }
-        // No PEAK chunk: it costs a scan of every buffer and is not needed to read the file.
-        sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        // No PEAK chunk: it costs a scan of every buffer on the writer thread and is not needed
+        // to read the file. Asked only when the file has one (libsndfile's signal-max query
+        // answers from it): libsndfile 1.2 *adds* the chunk when told to drop it from a format
+        // that had none, as RF64 opens.
+        if hasPeakChunk {
+            sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
+        }
         // Out-of-range floats clip instead of wrapping when converted to integers.
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
     }
 
     deinit {
         if let file { sf_close(file) }
+    }
+
+    /// Whether libsndfile keeps a PEAK chunk for this file (and scans every buffer written for
+    /// it). False for every take micmon writes. Any thread that may use the instance.
+    public var hasPeakChunk: Bool {
+        guard let file else { return false }
+        var peak = 0.0
+        // SAFETY: SFC_GET_SIGNAL_MAX writes one Double, the size passed; it returns SF_TRUE only
+        // when the file carries PEAK state.
+        return sf_command(file, Int32(SFC_GET_SIGNAL_MAX), &peak, Int32(MemoryLayout<Double>.size)) == SF_TRUE
     }
 
     /// Appends whole interleaved frames. Throws with libsndfile's message on a short write.
