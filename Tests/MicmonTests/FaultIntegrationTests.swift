@@ -139,13 +139,8 @@ struct FaultIntegrationTests {
     @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
     func waitForServer() throws {
         let name = "micmon-wait-\(getpid())"
-        func startServer() throws -> Process {
-            let jackd = Process()
-            jackd.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            jackd.arguments = ["jackd", "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256"]
-            jackd.standardOutput = FileHandle.nullDevice
-            jackd.standardError = FileHandle.nullDevice
-            try jackd.run()
+        func startServer() throws -> ChildProcess {
+            let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256"])
             #expect(Shell.run("jack_wait", "-s", name, "-w", "-t", "10") == 0)
             return jackd
         }
@@ -153,16 +148,16 @@ struct FaultIntegrationTests {
         let folder = TestEnvironment.scratchFolder("wait")
         let child = try MicmonProcess(["record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server"])
         Thread.sleep(forTimeInterval: 2)
-        server.terminate()
-        server.waitUntilExit()
+        server.signal(SIGTERM)
+        server.wait(timeout: 10)
         Thread.sleep(forTimeInterval: 1.5)
         #expect(child.process.isRunning, "micmon should be waiting for the server")
         server = try startServer()
         Thread.sleep(forTimeInterval: 2.5)
         child.signal(SIGINT)
         let result = child.wait(timeout: 20)
-        server.terminate()
-        server.waitUntilExit()
+        server.signal(SIGTERM)
+        server.wait(timeout: 10)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.contains("waiting for server '\(name)'"))
         #expect(result.stderr.contains("continuing into \(folder)/take-2.wav"))
@@ -195,17 +190,8 @@ struct FaultIntegrationTests {
 enum Shell {
     @discardableResult
     static func run(_ arguments: String..., environment: [String: String] = [:]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let child = try? ChildProcess(arguments, environment: environment.mapValues { $0 }) else { return -1 }
+        let ending = child.wait(timeout: 60)
+        return ending.wasKilledBySignal ? -ending.code : ending.code
     }
 }

@@ -78,28 +78,13 @@ struct LatencyIntegrationTests {
         let folder = TestEnvironment.scratchFolder("iodelay")
         let logPath = folder + "/stdout"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let anchor = Process()
         // Line-buffered, so every reading reaches the file when it is printed.
-        if let stdbuf = PrivateJackServer.findExecutable("stdbuf") {
-            anchor.executableURL = URL(fileURLWithPath: stdbuf)
-            anchor.arguments = ["-oL", iodelay]
-        } else {
-            anchor.executableURL = URL(fileURLWithPath: iodelay)
-        }
-        var environment = ProcessInfo.processInfo.environment
-        environment["JACK_DEFAULT_SERVER"] = server.name
-        anchor.environment = environment
-        anchor.standardInput = FileHandle.nullDevice
-        anchor.standardOutput = FileHandle(forWritingAtPath: logPath)
-        anchor.standardError = FileHandle.nullDevice
-        try anchor.run()
+        let command = PrivateJackServer.findExecutable("stdbuf").map { [$0, "-oL", iodelay] } ?? [iodelay]
+        let anchor = try ChildProcess(command, environment: ["JACK_DEFAULT_SERVER": server.name], stdout: logPath)
         defer {
             // jack_iodelay never exits by itself.
-            if anchor.isRunning { anchor.terminate() }
-            let deadline = Date().addingTimeInterval(3)
-            while anchor.isRunning && Date() < deadline { usleep(20_000) }
-            if anchor.isRunning { kill(anchor.processIdentifier, SIGKILL) }
-            anchor.waitUntilExit()
+            anchor.signal(SIGTERM)
+            anchor.wait(timeout: 3)
         }
 
         // Its ports need connecting by hand: from this process's client on the same server.

@@ -10,7 +10,7 @@ final class MicmonProcess: @unchecked Sendable {
         let wasKilledBySignal: Bool
     }
 
-    let process = Process()
+    let process: ChildProcess
     private let stdoutPath: String
     private let stderrPath: String
 
@@ -18,18 +18,10 @@ final class MicmonProcess: @unchecked Sendable {
         let folder = TestEnvironment.scratchFolder("process")
         stdoutPath = folder + "/stdout"
         stderrPath = folder + "/stderr"
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.micmonPath)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = nil
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)
-        try process.run()
+        var variables: [String: String?] = ["NO_COLOR": nil]
+        for (key, value) in environment { variables[key] = value }
+        process = try ChildProcess([TestEnvironment.micmonPath] + arguments, environment: variables,
+                                   stdout: stdoutPath, stderr: stderrPath)
     }
 
     /// Runs to completion (killed after `timeout` seconds).
@@ -38,16 +30,12 @@ final class MicmonProcess: @unchecked Sendable {
         return child.wait(timeout: timeout)
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    func signal(_ number: Int32) { process.signal(number) }
 
     func wait(timeout: Double = 60) -> Result {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        let ending = process.wait(timeout: timeout)
         let out = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
-        return Result(exitCode: process.terminationStatus, stdout: out, stderr: err,
-                      wasKilledBySignal: process.terminationReason == .uncaughtSignal)
+        return Result(exitCode: ending.code, stdout: out, stderr: err, wasKilledBySignal: ending.wasKilledBySignal)
     }
 }

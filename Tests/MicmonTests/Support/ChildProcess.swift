@@ -1,0 +1,85 @@
+import Engine
+import Foundation
+import Glibc
+
+/// A program the tests start with `posix_spawnp` (stdin from /dev/null, no other descriptor of
+/// this process) and reap with `waitpid` on its own pid. Not Foundation's `Process`: once an exit test has run, swift-testing keeps a
+/// thread in `waitid(P_ALL, WEXITED | WNOWAIT)`, which spins on any exited child it does not own
+/// until someone reaps it, and a `Process` child was once never reaped there: its test hung in
+/// `waitUntilExit()` with the monitor thread at 100 % of a core.
+final class ChildProcess: @unchecked Sendable {
+    struct Ending: Equatable {
+        /// The exit status, or the number of the signal that ended it.
+        let code: Int32
+        let wasKilledBySignal: Bool
+    }
+
+    let processIdentifier: pid_t
+    private var ending: Ending?
+
+    /// Starts `arguments[0]` (looked up in PATH) with stdin from /dev/null and stdout/stderr to
+    /// the given files (or /dev/null), with this process's environment plus `environment`
+    /// (a nil value removes a variable). Test threads.
+    init(_ arguments: [String], environment: [String: String?] = [:], stdout: String? = nil, stderr: String? = nil) throws {
+        var variables = ProcessInfo.processInfo.environment
+        for (key, value) in environment { variables[key] = value }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // Nothing else of this process (its JACK clients' sockets among them) leaks into the child.
+        // (glibc ignores a close action on a descriptor another thread closed meanwhile.)
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid = pid_t()
+        let status = withChildSpawnAttributes { attributes in
+            posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+        }
+        guard status == 0 else {
+            throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO)
+        }
+        processIdentifier = pid
+    }
+
+    /// Reaps the child if it has ended (never blocks). Test threads, one at a time.
+    var isRunning: Bool { reap(blocking: false) == nil }
+
+    func signal(_ number: Int32) {
+        if ending == nil { kill(processIdentifier, number) }
+    }
+
+    /// Waits until it ends; after `timeout` seconds it is killed (SIGKILL) first.
+    @discardableResult
+    func wait(timeout: Double = 60) -> Ending {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let ending = reap(blocking: false) { return ending }
+            usleep(10_000)
+        }
+        signal(SIGKILL)
+        return reap(blocking: true)!
+    }
+
+    private func reap(blocking: Bool) -> Ending? {
+        if let ending { return ending }
+        var status: Int32 = 0
+        var result: pid_t
+        repeat {
+            result = waitpid(processIdentifier, &status, blocking ? 0 : WNOHANG)
+        } while result < 0 && errno == EINTR
+        guard result == processIdentifier else { return nil }
+        // The wait status: the low 7 bits are the signal that ended it, or 0 for an exit, whose
+        // status is then the next byte.
+        let signal = status & 0x7F
+        ending = signal == 0 ? Ending(code: (status >> 8) & 0xFF, wasKilledBySignal: false)
+                             : Ending(code: signal, wasKilledBySignal: true)
+        return ending
+    }
+}
