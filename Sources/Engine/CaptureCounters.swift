@@ -21,7 +21,7 @@ public struct CaptureCounters: ~Copyable {
     /// delivered, and nothing is written in their place.
     public let serverGaps = Atomic<UInt64>(0)
     public let framesSkippedByServer = Atomic<UInt64>(0)
-    /// Process cycles run.
+    /// Process cycles run. Written only by the realtime thread.
     public let cycles = Atomic<UInt64>(0)
     /// Cycle timings the statistics missed because their ring was full.
     public let timingsMissed = Atomic<UInt64>(0)

@@ -61,7 +61,8 @@ struct LatencyKernel {
     @_noLocks @_noAllocation
     mutating func process(frameCount: Int, cycleStartUsecs: UInt64) {
         let counters = self.counters
-        counters.pointee.cycles.add(1, ordering: .relaxed)
+        // The realtime thread is the only writer: a plain increment, not a locked read-modify-write.
+        counters.pointee.cycles.store(counters.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
         if counters.pointee.stopRequested.load(ordering: .acquiring) {
             stage = .stopped
