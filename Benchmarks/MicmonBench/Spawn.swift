@@ -57,35 +57,10 @@ final class Child {
         commandLine = arguments.joined(separator: " ")
         self.isServer = isServer
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        var environmentLines: [String] = []
-        var index = 0
-        while let entry = environ[index] {
-            let line = String(cString: entry)
-            let key = line.split(separator: "=", maxSplits: 1).first.map(String.init) ?? line
-            if environment[key] == nil { environmentLines.append(line) }
-            index += 1
+        switch spawnChild(arguments, stdout: stdout, stderr: stderr, environment: environment.mapValues { $0 }) {
+        case .success(let pid): self.pid = pid
+        case .failure(let error): throw SpawnError(description: "\(arguments[0]) did not start: \(String(cString: strerror(error.code)))")
         }
-        environmentLines += environment.map { "\($0.key)=\($0.value)" }
-
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environmentLines.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let code = withChildSpawnAttributes { posix_spawnp(&pid, arguments[0], &actions, &$0, argv, envp) }
-        guard code == 0 else {
-            throw SpawnError(description: "\(arguments[0]) did not start: \(String(cString: strerror(code)))")
-        }
-        self.pid = pid
         startedNanoseconds = monotonicNanoseconds()
         Cleanup.track(pid, isServer: isServer)
     }

@@ -21,6 +21,64 @@ public func withChildSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) -
     return body(&attributes)
 }
 
+/// Starts `arguments[0]` (looked up on PATH unless it holds a `/`) with stdin from /dev/null and
+/// stdout and stderr into new files (nil: /dev/null; stderr may be the stdout file, then both
+/// share it), with the attributes of `withChildSpawnAttributes` and this process's environment,
+/// `environment` entries added (a nil value removes one). `closingInherited`: no other descriptor
+/// of this process reaches the child. Returns its pid, or the `errno` of the failure. Any
+/// non-realtime thread.
+public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: String? = nil,
+                       environment: [String: String?] = [:], closingInherited: Bool = false) -> Result<pid_t, ChildSpawnError> {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    if let stderr, stderr == stdout {
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    }
+    if closingInherited, let folder = opendir("/proc/self/fd") {
+        // glibc ignores a close action on a descriptor another thread closed meanwhile.
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != dirfd(folder) {
+                posix_spawn_file_actions_addclose(&actions, descriptor)
+            }
+        }
+        closedir(folder)
+    }
+
+    var lines: [String] = []
+    var index = 0
+    while let entry = environ[index] {
+        let line = String(cString: entry)
+        let key = line.split(separator: "=", maxSplits: 1).first.map(String.init) ?? line
+        if environment.index(forKey: key) == nil { lines.append(line) }
+        index += 1
+    }
+    for (key, value) in environment {
+        if let value { lines.append("\(key)=\(value)") }
+    }
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = lines.map { strdup($0) } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let code = withChildSpawnAttributes { posix_spawnp(&pid, arguments[0], &actions, &$0, argv, envp) }
+    return code == 0 ? .success(pid) : .failure(ChildSpawnError(program: arguments[0], code: code))
+}
+
+/// Why `spawnChild` could not start a program: the `errno` of `posix_spawnp`.
+public struct ChildSpawnError: Error, CustomStringConvertible {
+    public let program: String
+    public let code: Int32
+    public var description: String { "\(program) could not be run: " + String(cString: strerror(code)) }
+}
+
 /// A whole text file (a child's log, a /proc file), or "" when it cannot be read. Any
 /// non-realtime thread.
 public func readText(_ path: String) -> String {

@@ -110,20 +110,10 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// `logPath`, with the attributes of `withChildSpawnAttributes` (jackd must still stop on
     /// SIGTERM, which micmon blocks for itself). Returns its pid.
     private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let code = withChildSpawnAttributes { posix_spawn(&pid, arguments[0], &actions, &$0, argv, environ) }
-        guard code == 0 else {
-            throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(code)))
+        switch spawnChild(arguments, stdout: logPath, stderr: logPath) {
+        case .success(let pid): return pid
+        case .failure(let error): throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(error.code)))
         }
-        return pid
     }
 
     /// "exit N" or "signal N" for a wait status.

@@ -21,31 +21,10 @@ final class ChildProcess: @unchecked Sendable {
     /// the given files (or /dev/null), with this process's environment plus `environment`
     /// (a nil value removes a variable). Test threads.
     init(_ arguments: [String], environment: [String: String?] = [:], stdout: String? = nil, stderr: String? = nil) throws {
-        var variables = ProcessInfo.processInfo.environment
-        for (key, value) in environment { variables[key] = value }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        // Nothing else of this process (its JACK clients' sockets among them) leaks into the child.
-        // (glibc ignores a close action on a descriptor another thread closed meanwhile.)
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
-            posix_spawn_file_actions_addclose(&actions, descriptor)
+        switch spawnChild(arguments, stdout: stdout, stderr: stderr, environment: environment, closingInherited: true) {
+        case .success(let pid): processIdentifier = pid
+        case .failure(let error): throw error
         }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid = pid_t()
-        let status = withChildSpawnAttributes { attributes in
-            posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-        }
-        guard status == 0 else {
-            throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO)
-        }
-        processIdentifier = pid
     }
 
     /// Reaps the child if it has ended (never blocks). Test threads, one at a time.
