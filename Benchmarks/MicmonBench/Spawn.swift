@@ -59,7 +59,7 @@ final class Child {
 
         switch spawnChild(arguments, stdout: stdout, stderr: stderr, environment: environment.mapValues { $0 }) {
         case .success(let pid): self.pid = pid
-        case .failure(let error): throw SpawnError(description: "\(arguments[0]) did not start: \(String(cString: strerror(error.code)))")
+        case .failure(let error): throw SpawnError(description: "\(arguments[0]) did not start: \(error.reason)")
         }
         startedNanoseconds = monotonicNanoseconds()
         Cleanup.track(pid, isServer: isServer)

@@ -76,8 +76,7 @@ struct CaptureKernel {
     mutating func process(frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false) {
         let counters = self.counters
         cleanFrameCount = 0
-        // The realtime thread is the only writer: a plain increment, not a locked read-modify-write.
-        counters.pointee.cycles.store(counters.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        counters.pointee.cycles.incrementBySoleWriter()
         if counters.pointee.stopRequested.load(ordering: .acquiring) {
             counters.pointee.hasStopped.store(true, ordering: .releasing)
             return

@@ -76,7 +76,9 @@ public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: Str
 public struct ChildSpawnError: Error, CustomStringConvertible {
     public let program: String
     public let code: Int32
-    public var description: String { "\(program) could not be run: " + String(cString: strerror(code)) }
+    /// The system's words for `code`.
+    public var reason: String { String(cString: strerror(code)) }
+    public var description: String { "\(program) could not be run: " + reason }
 }
 
 /// A whole text file (a child's log, a /proc file), or "" when it cannot be read. Any

@@ -13,7 +13,8 @@ struct LatencyCounters: ~Copyable {
     let stopRequested = Atomic<Bool>(false)
     /// Set by the realtime thread on the first cycle that saw `stopRequested`.
     let hasStopped = Atomic<Bool>(false)
-    /// Process cycles run (all of them, before the measurement started too).
+    /// Process cycles run (all of them, before the measurement started too). Written only by the
+    /// realtime thread.
     let cycles = Atomic<UInt64>(0)
     /// Frames since the measurement started. Released after each cycle's ring commits.
     let framesRun = Atomic<UInt64>(0)

@@ -61,8 +61,7 @@ struct LatencyKernel {
     @_noLocks @_noAllocation
     mutating func process(frameCount: Int, cycleStartUsecs: UInt64) {
         let counters = self.counters
-        // The realtime thread is the only writer: a plain increment, not a locked read-modify-write.
-        counters.pointee.cycles.store(counters.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        counters.pointee.cycles.incrementBySoleWriter()
         counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
         if counters.pointee.stopRequested.load(ordering: .acquiring) {
             stage = .stopped

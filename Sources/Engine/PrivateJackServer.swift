@@ -112,7 +112,7 @@ public final class PrivateJackServer: @unchecked Sendable {
     private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> pid_t {
         switch spawnChild(arguments, stdout: logPath, stderr: logPath) {
         case .success(let pid): return pid
-        case .failure(let error): throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + String(cString: strerror(error.code)))
+        case .failure(let error): throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + error.reason)
         }
     }
 

@@ -1,4 +1,5 @@
 import Realtime
+import Synchronization
 import Testing
 
 // These functions are the compile-time check: `@_noLocks @_noAllocation` callers in another
@@ -73,6 +74,12 @@ func realtimeReadLatest(_ reader: LatestValueMailbox<StereoSample>.Reader) -> St
     return isFresh && snapshot.count > 0 ? snapshot[0] : nil
 }
 
+/// What every kernel does once a cycle: count it.
+@_noLocks @_noAllocation
+func realtimeCountCycle(_ cycles: UnsafePointer<Atomic<UInt64>>) {
+    cycles.pointee.incrementBySoleWriter()
+}
+
 @Suite("Realtime-annotated callers")
 struct NoLocksCallerTests {
     @Test("@_noLocks @_noAllocation callers compile and work for Float and a two-field struct")
@@ -105,5 +112,12 @@ struct NoLocksCallerTests {
         realtimePublish(meters.writer, levels, 0.5)
         #expect(realtimeReadLatest(meters.reader) == StereoSample(left: 0.5, right: -0.5))
         #expect(Array(levels.readLatest().0) == [0.5, 0.5])
+
+        let cycles = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
+        defer { cycles.deallocate() }
+        cycles.initialize(to: Atomic(UInt64.max))
+        realtimeCountCycle(cycles)
+        realtimeCountCycle(cycles)
+        #expect(cycles.pointee.load(ordering: .relaxed) == 1)  // wraps, never traps
     }
 }

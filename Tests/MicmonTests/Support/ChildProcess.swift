@@ -2,9 +2,9 @@ import Engine
 import Foundation
 import Glibc
 
-/// A program the tests start with `posix_spawnp` (stdin from /dev/null, no other descriptor of
-/// this process) and reap with `waitpid` on its own pid. Not Foundation's `Process`: once an exit test has run, swift-testing keeps a
-/// thread in `waitid(P_ALL, WEXITED | WNOWAIT)`, which spins on any exited child it does not own
+/// A program the tests start with `spawnChild` (stdin from /dev/null, no other descriptor of
+/// this process) and reap with `waitpid` on its own pid. Not Foundation's `Process`: once an
+/// exit test has run, swift-testing keeps a thread in `waitid(P_ALL, WEXITED | WNOWAIT)`, which spins on any exited child it does not own
 /// until someone reaps it, and a `Process` child was once never reaped there: its test hung in
 /// `waitUntilExit()` with the monitor thread at 100 % of a core.
 final class ChildProcess: @unchecked Sendable {
