@@ -3,7 +3,8 @@ import Glibc
 /// Command-line options of micmon-bench.
 struct Options {
     var seconds = 30.0
-    var rounds = 3
+    /// Rounds of the record and scaling sections; even, so that A B C and C B A come in pairs.
+    var rounds = 4
     var jsonPath = ".build/micmon-bench.json"
     var ringBlocks = 2_000_000
     var micmonPath = Options.siblingExecutable("micmon")
@@ -17,7 +18,9 @@ struct Options {
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
-          --rounds R       rounds of A B C, C B A, … (and of the scaling takes); medians are reported (default 3)
+          --rounds R       rounds of A B C, C B A, … (and of the scaling takes), an even number, so
+                           that micmon and the bare client each run first in half of them;
+                           medians are reported (default 4)
           --json PATH      where the JSON goes (default .build/micmon-bench.json)
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)
@@ -45,7 +48,9 @@ struct Options {
                     guard let s = Double(try value()), s >= 1, s <= 3600 else { throw UsageError(text: "--seconds takes 1…3600") }
                     options.seconds = s
                 case "--rounds":
-                    guard let r = Int(try value()), r >= 1, r <= 100 else { throw UsageError(text: "--rounds takes 1…100") }
+                    guard let r = Int(try value()), r >= 2, r <= 100, r % 2 == 0 else {
+                        throw UsageError(text: "--rounds takes an even number, 2…100 (A B C and C B A come in pairs)")
+                    }
                     options.rounds = r
                 case "--json":
                     options.jsonPath = try value()
