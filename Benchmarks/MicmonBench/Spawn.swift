@@ -22,18 +22,6 @@ struct ChildUsage: Codable {
 }
 
 /// How a child ended.
-enum ChildEnd: Equatable {
-    case exited(Int32)
-    case signaled(Int32)
-
-    var text: String {
-        switch self {
-        case .exited(let code): return "exit \(code)"
-        case .signaled(let signal): return "signal \(signal)"
-        }
-    }
-}
-
 struct SpawnError: Error, CustomStringConvertible {
     let description: String
 }
@@ -112,8 +100,7 @@ final class Child {
         let result = wait4(pid, &status, options, &usage)
         guard result == pid else { return }
         let wall = Double(monotonicNanoseconds() - startedNanoseconds) / 1e9
-        let signalNumber = status & 0x7F
-        let how: ChildEnd = signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signalNumber)
+        let how = ChildEnd(waitStatus: status)
         let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         end = (how, ChildUsage(

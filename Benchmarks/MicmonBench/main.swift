@@ -121,10 +121,8 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         for program in ProcessBench.Program.allCases { take(program, .warmUp, round: 0, seconds: 2) }
         for round in 1 ... options.rounds {
             // A B C, then C B A: a drift of the machine's load across a round weighs on every
-            // program alike, instead of always on the one that runs last. The rounds come in
-            // pairs (the count is even): with an odd count micmon ran first once more than the
-            // bare client, and over six runs (28 rounds) micmon / bare was 1.20 in the rounds it
-            // ran first and 1.14 in the others (medians).
+            // program alike, instead of always on the one that runs last. The count is even, so
+            // micmon and the bare client each run first in half the rounds (README: the bias).
             let order = round % 2 == 1 ? ProcessBench.Program.allCases : ProcessBench.Program.allCases.reversed()
             progress("round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each")
             for program in order { take(program, .comparison, round: round, seconds: options.seconds) }

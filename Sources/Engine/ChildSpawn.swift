@@ -5,7 +5,7 @@ import Glibc
 /// SIGPIPE at their default actions (micmon blocks or ignores them for itself, and a child
 /// inherits both), in a process group of its own (a terminal's Ctrl-C reaches only micmon, which
 /// stops its children in order). Main thread.
-public func withChildSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) -> Result) -> Result {
+private func withChildSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) -> Result) -> Result {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -70,6 +70,27 @@ public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: Str
     var pid: pid_t = 0
     let code = withChildSpawnAttributes { posix_spawnp(&pid, arguments[0], &actions, &$0, argv, envp) }
     return code == 0 ? .success(pid) : .failure(ChildSpawnError(program: arguments[0], code: code))
+}
+
+/// How a child ended, from its `waitpid` status: its exit code, or the signal that killed it.
+public enum ChildEnd: Equatable, Sendable {
+    case exited(Int32)
+    case signaled(Int32)
+
+    /// Decodes a wait status: the low 7 bits are the signal that ended the child, or 0 for an
+    /// exit, whose code is then the next byte.
+    public init(waitStatus status: Int32) {
+        let signal = status & 0x7F
+        self = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+    }
+
+    /// "exit N" or "signal N".
+    public var text: String {
+        switch self {
+        case .exited(let code): return "exit \(code)"
+        case .signaled(let signal): return "signal \(signal)"
+        }
+    }
 }
 
 /// Why `spawnChild` could not start a program: the `errno` of `posix_spawnp`.

@@ -62,7 +62,7 @@ public final class PrivateJackServer: @unchecked Sendable {
             usleep(50_000)
         }
         let text = readText(logPath)
-        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(PrivateJackServer.describe(exitStatus ?? 0)))"
+        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(ChildEnd(waitStatus: exitStatus ?? 0).text))"
         stop()
         throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
     }
@@ -116,8 +116,4 @@ public final class PrivateJackServer: @unchecked Sendable {
         }
     }
 
-    /// "exit N" or "signal N" for a wait status.
-    private static func describe(_ status: Int32) -> String {
-        status & 0x7F == 0 ? "exit \((status >> 8) & 0xFF)" : "signal \(status & 0x7F)"
-    }
 }

@@ -4,9 +4,10 @@ import Glibc
 
 /// A program the tests start with `spawnChild` (stdin from /dev/null, no other descriptor of
 /// this process) and reap with `waitpid` on its own pid. Not Foundation's `Process`: once an
-/// exit test has run, swift-testing keeps a thread in `waitid(P_ALL, WEXITED | WNOWAIT)`, which spins on any exited child it does not own
-/// until someone reaps it, and a `Process` child was once never reaped there: its test hung in
-/// `waitUntilExit()` with the monitor thread at 100 % of a core.
+/// exit test has run, swift-testing keeps a thread in `waitid(P_ALL, WEXITED | WNOWAIT)`, which
+/// spins on any exited child it does not own until someone reaps it, and a `Process` child was
+/// once never reaped there: its test hung in `waitUntilExit()` with the monitor thread at 100 %
+/// of a core.
 final class ChildProcess: @unchecked Sendable {
     struct Ending: Equatable {
         /// The exit status, or the number of the signal that ended it.
@@ -54,11 +55,10 @@ final class ChildProcess: @unchecked Sendable {
             result = waitpid(processIdentifier, &status, blocking ? 0 : WNOHANG)
         } while result < 0 && errno == EINTR
         guard result == processIdentifier else { return nil }
-        // The wait status: the low 7 bits are the signal that ended it, or 0 for an exit, whose
-        // status is then the next byte.
-        let signal = status & 0x7F
-        ending = signal == 0 ? Ending(code: (status >> 8) & 0xFF, wasKilledBySignal: false)
-                             : Ending(code: signal, wasKilledBySignal: true)
+        switch ChildEnd(waitStatus: status) {
+        case .exited(let code): ending = Ending(code: code, wasKilledBySignal: false)
+        case .signaled(let signal): ending = Ending(code: signal, wasKilledBySignal: true)
+        }
         return ending
     }
 }
