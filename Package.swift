@@ -1,6 +1,19 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// micmon's own modules never use Swift concurrency or regular expressions, so they do not import
+// those runtime modules implicitly: the executable then does not load libswift_Concurrency,
+// libdispatch, libBlocksRuntime, libswift_StringProcessing and libswift_RegexParser at start.
+let withoutImplicitRuntimeImports: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-concurrency-module-import",
+                  "-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+]
+
+// The release micmon carries the Swift runtime inside it (-static-stdlib): the dynamic loader
+// then maps and relocates 3 libraries at start, not 11. Measured with `perf stat -r 80`,
+// `micmon --version` costs 2.7 ms of CPU against 5.6-6.5 ms dynamically linked (jack_meter:
+// 1.2 ms). Debug builds (and so `swift test`, whose test bundle links this module) stay dynamic.
+let staticSwiftRuntimeInRelease: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
 
 let package = Package(
     name: "micmon",
@@ -19,13 +32,14 @@ let package = Package(
         .target(name: "CJackShims", dependencies: ["CJack"]),
 
         // Swift modules, lowest first.
-        .target(name: "Realtime"),
-        .target(name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"]),
-        .target(name: "Jack", dependencies: ["CJack", "CJackShims"]),
-        .target(name: "SoundFile", dependencies: ["CSndFile"]),
-        .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime"]),
-        .target(name: "TerminalUI", dependencies: ["DSP"]),
-        .executableTarget(name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP"]),
+        .target(name: "Realtime", swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "Jack", dependencies: ["CJack", "CJackShims"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "SoundFile", dependencies: ["CSndFile"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "TerminalUI", dependencies: ["DSP"], swiftSettings: withoutImplicitRuntimeImports),
+        .executableTarget(name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP"],
+                          swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
 
         .executableTarget(
             name: "MicmonBench",

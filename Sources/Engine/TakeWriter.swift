@@ -1,4 +1,5 @@
 import Glibc
+import Jack
 import Realtime
 import SoundFile
 import Synchronization
@@ -23,7 +24,8 @@ final class TakeWriter: @unchecked Sendable {
     private let counters: UnsafeMutablePointer<CaptureCounters>
     private let channelCount: Int
     private let wakeInterval: Duration
-    private let headerInterval: Duration
+    /// `headerInterval` in nanoseconds of CLOCK_MONOTONIC.
+    private let headerIntervalNanoseconds: UInt64
     /// Lets `finish()` cut the current sleep short (main thread → writer thread only).
     private let wakeUp = WakeSignal()
     /// Test-only: seconds the writer sleeps before its first drain (`MICMON_TEST_WRITER_STALL_SECONDS`),
@@ -45,7 +47,7 @@ final class TakeWriter: @unchecked Sendable {
     private var failure: SoundFileError?
     /// Frames covered by the file's header, and when it was last written (writer thread).
     private var headerPosition: UInt64 = 0
-    private var lastHeaderUpdate = ContinuousClock.now
+    private var lastHeaderUpdate = RealtimeHooks.monotonicNanoseconds()
 
     init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
          counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
@@ -57,7 +59,7 @@ final class TakeWriter: @unchecked Sendable {
         self.counters = counters
         self.channelCount = channelCount
         self.wakeInterval = wakeInterval
-        self.headerInterval = headerInterval
+        self.headerIntervalNanoseconds = WakeSignal.nanoseconds(headerInterval)
         silence = .allocate(capacity: 4096 * channelCount)
         silence.initialize(repeating: 0)
     }
@@ -116,8 +118,8 @@ final class TakeWriter: @unchecked Sendable {
     /// passed. Writer thread.
     private func updateHeaderIfDue() {
         guard failure == nil, position > headerPosition else { return }
-        let now = ContinuousClock.now
-        guard now - lastHeaderUpdate >= headerInterval else { return }
+        let now = RealtimeHooks.monotonicNanoseconds()
+        guard now &- lastHeaderUpdate >= headerIntervalNanoseconds else { return }
         file.updateHeader()
         headerPosition = position
         lastHeaderUpdate = now

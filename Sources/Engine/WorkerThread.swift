@@ -62,6 +62,13 @@ final class WakeSignal: @unchecked Sendable {
         semaphore.deallocate()
     }
 
+    /// A non-negative `Duration` in whole nanoseconds (negative ones count as 0). Any thread.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+
     /// Wakes the waiter (or the next wait). Any thread.
     func signal() { sem_post(semaphore) }
 

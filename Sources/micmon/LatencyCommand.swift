@@ -37,9 +37,8 @@ enum LatencyCommand {
         }
 
         let live = !invocation.json && Console.stdoutIsTerminal
-        let clock = ContinuousClock()
-        let began = clock.now
-        var lastLive: ContinuousClock.Instant?
+        let began = RealtimeHooks.monotonicNanoseconds()
+        var lastLive: UInt64?
         var reason = "stopped"
         while true {
             StopSignals.sleep(seconds: pollInterval)
@@ -48,12 +47,13 @@ enum LatencyCommand {
             if session.isComplete { reason = "duration reached"; break }
             if session.serverIsGone { reason = "the JACK server went away"; break }
             if Console.outputIsBroken { reason = "output closed"; break }
-            if clock.now - began > .seconds(configuration.durationSeconds + 10) {
+            if Double(RealtimeHooks.monotonicNanoseconds() - began) / 1e9 > configuration.durationSeconds + 10 {
                 reason = "the server stopped running process cycles"
                 break
             }
-            if live && lastLive.map({ clock.now - $0 >= .milliseconds(200) }) ?? true {
-                lastLive = clock.now
+            let now = RealtimeHooks.monotonicNanoseconds()
+            if live && lastLive.map({ now - $0 >= 200_000_000 }) ?? true {
+                lastLive = now
                 Console.out("\r\u{1B}[2K" + liveLine(session))
             }
         }
