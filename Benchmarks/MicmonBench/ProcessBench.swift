@@ -33,6 +33,8 @@ final class ProcessBench {
         /// drops, nothing is written in their place).
         var droppedByServer: Int?
         var xruns: Int?
+        /// Percent of the VM's processor time the host stole while the take ran (`HostSteal`).
+        var stealPercent: Double?
         var failure: String?
 
         var succeeded: Bool { failure == nil }
@@ -100,6 +102,7 @@ final class ProcessBench {
             unlink(file)
             unlink(output)
         }
+        let stealBefore = HostSteal.now()
         let child: Child
         do {
             // jack_capture and jack_meter have no server option: libjack reads it from the environment.
@@ -129,6 +132,7 @@ final class ProcessBench {
         }
         run.end = ended.0.text
         run.usage = ended.1
+        if let before = stealBefore { run.stealPercent = HostSteal.now()?.percentSince(before) }
 
         let text = readText(output)
         switch program {

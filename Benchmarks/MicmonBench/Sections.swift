@@ -112,6 +112,9 @@ extension Report {
                                  unit: "xruns", digits: 0))
         figures.append(.measured(section, "server xruns seen  B jack_capture", captureRuns.compactMap(\.xruns).map(Double.init),
                                  unit: "xruns", digits: 0))
+        // Not a figure of the programs: how disturbed the machine was while they ran.
+        figures.append(.measured(section, "host steal during the takes (/proc/stat)", counted.compactMap(\.stealPercent),
+                                 unit: "%", digits: 1))
     }
 
     mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {

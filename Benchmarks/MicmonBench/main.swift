@@ -106,8 +106,9 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         if server.unexpectedEnd != nil { return }  // reported once, below
         let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports)
         report.runs.append(run)
-        let usage = run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
-                                           Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage"
+        let usage = (run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
+                                            Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage")
+            + (run.stealPercent.map { String(format: ", host steal %.1f %%", $0) } ?? "")
         progress("  \(purpose.rawValue) \(round): \(program.rawValue) \(run.channels) ch: \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
         if let failure = run.failure { report.failures.append("\(purpose.rawValue) \(round), \(run.channels) ch: \(failure)") }
         if let end = server.unexpectedEnd {
