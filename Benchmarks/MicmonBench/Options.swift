@@ -9,12 +9,16 @@ struct Options {
     var ringBlocks = 2_000_000
     var micmonPath = Options.siblingExecutable("micmon")
     var sections: Set<String> = Options.allSections
+    /// A record round in which the host stole more than this share of the processors during a
+    /// take is taken again (at most `rounds` retakes in a run); 100 turns retakes off.
+    var maxStealPercent = 2.0
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "record", "scaling"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--ring-blocks N]
                             [--micmon PATH] [--only ring,meters,denoise,record,scaling]
+                            [--max-steal P]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
@@ -25,6 +29,10 @@ struct Options {
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)
           --only LIST      run only these sections
+          --max-steal P    take a record round again when the hypervisor stole more than P %
+                           of the processors during one of its takes (/proc/stat; at most
+                           R retakes; default 2, 100 for never): such takes miss JACK cycles
+                           and say more about the host than about the programs
 
         Build micmon first: swift build -c release --product micmon
         Exit status: 0 when every run succeeded (targets missed or not), 1 when a run failed,
@@ -58,6 +66,9 @@ struct Options {
                     // Block indices travel as Float, exact below 2^24.
                     guard let n = Int(try value()), n >= 1000, n < 1 << 24 else { throw UsageError(text: "--ring-blocks takes 1000…16777215") }
                     options.ringBlocks = n
+                case "--max-steal":
+                    guard let p = Double(try value()), p >= 0, p <= 100 else { throw UsageError(text: "--max-steal takes 0…100 (percent)") }
+                    options.maxStealPercent = p
                 case "--micmon":
                     options.micmonPath = try value()
                 case "--only":

@@ -10,9 +10,10 @@ final class ProcessBench {
         case micmon, jackCapture = "jack_capture", bare = "jack_meter"
     }
 
-    /// What a run is for: only `comparison` and `scaling` runs are counted.
+    /// What a run is for: only `comparison` and `scaling` runs are counted. A comparison round
+    /// taken again because the host stole time during it keeps its runs as `disturbed`.
     enum Purpose: String, Codable {
-        case warmUp = "warm-up", comparison, scaling
+        case warmUp = "warm-up", comparison, scaling, disturbed
     }
 
     /// One run of one program.

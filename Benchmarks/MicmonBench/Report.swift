@@ -66,6 +66,8 @@ struct Report: Codable {
     var warnings: [String] = []
     var figures: [Figure] = []
     var failures: [String] = []
+    /// Failures of takes in rounds taken again for host steal: listed, not counted.
+    var disturbedFailures: [String] = []
     var ring: RingBench.Result?
     var meters: [MeterBench.Result] = []
     var denoise: [DenoiseBench.Result] = []
@@ -106,6 +108,10 @@ struct Report: Codable {
         lines.append(String(repeating: "═", count: width))
         lines.append(failures.isEmpty ? "all runs succeeded" : "FAILED RUNS:")
         lines += failures.map { "  - \($0)" }
+        if !disturbedFailures.isEmpty {
+            lines.append("failed takes in rounds taken again for host steal (not counted):")
+            lines += disturbedFailures.map { "  - \($0)" }
+        }
         return lines.joined(separator: "\n")
     }
 

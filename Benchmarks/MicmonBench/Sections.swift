@@ -45,7 +45,7 @@ extension Report {
         }
     }
 
-    mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double) {
+    mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double, maxStealPercent: Double) {
         let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"
         let counted = runs.filter { $0.purpose == .comparison }
         func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
@@ -113,8 +113,10 @@ extension Report {
         figures.append(.measured(section, "server xruns seen  B jack_capture", captureRuns.compactMap(\.xruns).map(Double.init),
                                  unit: "xruns", digits: 0))
         // Not a figure of the programs: how disturbed the machine was while they ran.
-        figures.append(.measured(section, "host steal during the takes (/proc/stat)", counted.compactMap(\.stealPercent),
+        figures.append(.measured(section, "host steal during the counted takes (/proc/stat)", counted.compactMap(\.stealPercent),
                                  unit: "%", digits: 1))
+        let retaken = runs.filter { $0.purpose == .disturbed }.count / names.count
+        figures.append(.verdict(section, "rounds taken again (host steal over \(fixed(maxStealPercent, 1)) %)", "\(retaken)"))
     }
 
     mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {

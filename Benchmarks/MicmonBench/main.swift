@@ -120,15 +120,28 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
     if options.sections.contains("record") {
         progress("warm-up: each program for 2 s (not counted)")
         for program in ProcessBench.Program.allCases { take(program, .warmUp, round: 0, seconds: 2) }
+        var retakesLeft = options.rounds
         for round in 1 ... options.rounds {
             // A B C, then C B A: a drift of the machine's load across a round weighs on every
             // program alike, instead of always on the one that runs last. The count is even, so
             // micmon and the bare client each run first in half the rounds (README: the bias).
             let order = round % 2 == 1 ? ProcessBench.Program.allCases : ProcessBench.Program.allCases.reversed()
-            progress("round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each")
-            for program in order { take(program, .comparison, round: round, seconds: options.seconds) }
+            while true {
+                progress("round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each")
+                let first = report.runs.count, firstFailure = report.failures.count
+                for program in order { take(program, .comparison, round: round, seconds: options.seconds) }
+                let steal = report.runs[first...].compactMap(\.stealPercent).max() ?? 0
+                guard steal > options.maxStealPercent, retakesLeft > 0, server.unexpectedEnd == nil else { break }
+                retakesLeft -= 1
+                for index in first ..< report.runs.count { report.runs[index].purpose = .disturbed }
+                report.disturbedFailures += report.failures[firstFailure...]
+                report.failures.removeSubrange(firstFailure...)
+                progress("round \(round): the host stole \(fixed(steal, 1)) % of the processors during a take "
+                         + "(over \(fixed(options.maxStealPercent, 1)) %); taking it again (\(retakesLeft) retakes left)")
+            }
         }
-        report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond)
+        report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond,
+                              maxStealPercent: options.maxStealPercent)
     }
     if options.sections.contains("scaling") {
         for round in 1 ... options.rounds {
