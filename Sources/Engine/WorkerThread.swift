@@ -75,12 +75,11 @@ final class WakeSignal: @unchecked Sendable {
     /// Waits until signalled or `timeout` passes. Returns true when signalled. The waiting thread.
     @discardableResult
     func wait(timeout: Duration) -> Bool {
-        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = Self.nanoseconds(timeout)
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
-        deadline.tv_sec += Int(seconds)
-        let total = deadline.tv_nsec + Int(attoseconds / 1_000_000_000)
-        deadline.tv_sec += total / 1_000_000_000
+        let total = deadline.tv_nsec + Int(nanoseconds % 1_000_000_000)
+        deadline.tv_sec += Int(nanoseconds / 1_000_000_000) + total / 1_000_000_000
         deadline.tv_nsec = total % 1_000_000_000
         while true {
             if sem_timedwait(semaphore, &deadline) == 0 { return true }

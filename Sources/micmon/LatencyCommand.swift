@@ -47,11 +47,11 @@ enum LatencyCommand {
             if session.isComplete { reason = "duration reached"; break }
             if session.serverIsGone { reason = "the JACK server went away"; break }
             if Console.outputIsBroken { reason = "output closed"; break }
-            if Double(RealtimeHooks.monotonicNanoseconds() - began) / 1e9 > configuration.durationSeconds + 10 {
+            let now = RealtimeHooks.monotonicNanoseconds()
+            if Double(now - began) / 1e9 > configuration.durationSeconds + 10 {
                 reason = "the server stopped running process cycles"
                 break
             }
-            let now = RealtimeHooks.monotonicNanoseconds()
             if live && lastLive.map({ now - $0 >= 200_000_000 }) ?? true {
                 lastLive = now
                 Console.out("\r\u{1B}[2K" + liveLine(session))
