@@ -31,30 +31,33 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .target(name: "CJackShims", dependencies: ["CJack"]),
+        .target(name: "CPlatform"),
 
         // Swift modules, lowest first.
+        .target(name: "Platform", dependencies: ["CPlatform"], swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "Realtime", swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"], swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "Jack", dependencies: ["CJack", "CJackShims"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "Jack", dependencies: ["CJack", "CJackShims", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "SoundFile", dependencies: ["CSndFile"], swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime"], swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "TerminalUI", dependencies: ["DSP"], swiftSettings: withoutImplicitRuntimeImports),
-        .executableTarget(name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP"],
+        .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "TerminalUI", dependencies: ["DSP", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
+        .executableTarget(name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform"],
                           swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
 
         .executableTarget(
             name: "MicmonBench",
-            dependencies: ["Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine"],
+            dependencies: ["Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform"],
             path: "Benchmarks/MicmonBench"),
 
-        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack"], path: "Benchmarks/MicmonSoak"),
+        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack", "Platform"], path: "Benchmarks/MicmonSoak"),
 
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime"]),
-        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP"], exclude: ["Snapshots"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime", "Platform"]),
+        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP", "Platform"], exclude: ["Snapshots"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import Platform
 import DSP
 
 /// Cost of `DSP.NoiseSuppressor` (the `--denoise` path) per period, called as the capture
@@ -20,14 +21,14 @@ enum DenoiseBench {
             let suppressor = try! NoiseSuppressor(sampleRate: BenchVoice.sampleRate)
             let kernel = suppressor.kernel
             var slot = 0
-            let start = monotonicNanoseconds()
+            let start = MonotonicClock.nanoseconds()
             for _ in 0 ..< periods {
                 let offset = slot * periodFrames
                 kernel.process(primary: primary + offset, reference: reference + offset, clean: clean, frameCount: periodFrames)
                 slot += 1
                 if slot == periodsInSignal { slot = 0 }
             }
-            let elapsed = monotonicNanoseconds() - start
+            let elapsed = MonotonicClock.nanoseconds() - start
             result.nanosecondsPerPeriod.append(Double(elapsed) / Double(periods))
             for i in 0 ..< periodFrames { result.checksum += Double(clean[i]) }
             withExtendedLifetime(suppressor) {}

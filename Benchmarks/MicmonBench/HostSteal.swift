@@ -1,3 +1,4 @@
+import Platform
 import Engine
 
 /// The share of this VM's processor time the hypervisor gave to others ("steal", the eighth

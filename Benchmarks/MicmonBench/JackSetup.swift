@@ -1,3 +1,4 @@
+import Platform
 import DSP
 import Engine
 import Glibc
@@ -25,14 +26,14 @@ final class BenchServer {
         let guardPrefix = access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM"] : []
         child = try Child(guardPrefix + arguments, stdout: logPath, stderr: logPath, isServer: true)
 
-        let deadline = monotonicNanoseconds() + 10_000_000_000
-        while monotonicNanoseconds() < deadline {
+        let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+        while MonotonicClock.nanoseconds() < deadline {
             if child.poll() != nil { break }
             if let probe = try? JackClient(name: "micmon-bench-probe", serverName: name) {
                 probe.close()
                 return
             }
-            WorkerThread.sleep(seconds: 0.05)
+            sleep(seconds: 0.05)
         }
         child.stop()
         let log = readText(logPath)

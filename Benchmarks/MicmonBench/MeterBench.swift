@@ -1,3 +1,4 @@
+import Platform
 import DSP
 
 /// Cost of metering two channels per period as the capture kernel does it: one
@@ -26,7 +27,7 @@ enum MeterBench {
         for _ in 0 ..< repeats {
             meters.initialize(repeating: ChannelMeter(), count: 2)
             var slot = 0
-            let start = monotonicNanoseconds()
+            let start = MonotonicClock.nanoseconds()
             for _ in 0 ..< periods {
                 let offset = slot * periodFrames
                 ChannelMeter.processStereo(meters, left: primary + offset, right: reference + offset,
@@ -34,7 +35,7 @@ enum MeterBench {
                 slot += 1
                 if slot == periodsInSignal { slot = 0 }
             }
-            let elapsed = monotonicNanoseconds() - start
+            let elapsed = MonotonicClock.nanoseconds() - start
             result.nanosecondsPerPeriod.append(Double(elapsed) / Double(periods))
             for channel in 0 ..< 2 {
                 let m = meters[channel]

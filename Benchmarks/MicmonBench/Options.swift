@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 
 /// Command-line options of micmon-bench.

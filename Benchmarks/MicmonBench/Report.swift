@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 
 /// Median, min and max of repeated measurements.

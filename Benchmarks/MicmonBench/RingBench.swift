@@ -1,3 +1,4 @@
+import Platform
 import CJack
 import CJackShims
 import Engine
@@ -85,8 +86,8 @@ final class RingRun: @unchecked Sendable {
         var consumer = pthread_t()
         pthread_create(&producer, nil, ringProducerThread, context)
         pthread_create(&consumer, nil, ringConsumerThread, context)
-        WorkerThread.sleep(seconds: 0.02)  // let both reach the start line
-        let start = monotonicNanoseconds()
+        sleep(seconds: 0.02)  // let both reach the start line
+        let start = MonotonicClock.nanoseconds()
         go.store(true, ordering: .releasing)
         pthread_join(producer, nil)
         pthread_join(consumer, nil)
@@ -163,7 +164,7 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
             received += 1
         }
     }
-    run.finishedNanoseconds = monotonicNanoseconds()
+    run.finishedNanoseconds = MonotonicClock.nanoseconds()
     run.orderErrors = errors
     run.checksum = sum
     run.consumerYields = yields
@@ -177,7 +178,7 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
 func pinToProcessor(_ index: Int) {
     let online = max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1)
     let processor = index % online
-    _ = micmon_pin_thread_to_processor(Int32(processor))
+    ThreadEnvironment.pinToProcessor(processor)
 }
 
 /// What a side does when the ring is full (producer) or empty (consumer): spins, and yields the

@@ -1,3 +1,4 @@
+import Platform
 import Engine
 import Glibc
 import Synchronization
@@ -49,7 +50,7 @@ final class Child {
         case .success(let pid): self.pid = pid
         case .failure(let error): throw SpawnError(description: "\(arguments[0]) did not start: \(error.reason)")
         }
-        startedNanoseconds = monotonicNanoseconds()
+        startedNanoseconds = MonotonicClock.nanoseconds()
         Cleanup.track(pid, isServer: isServer)
     }
 
@@ -74,8 +75,8 @@ final class Child {
     /// Waits up to `timeout` seconds for the child to end (polling every 50 ms).
     @discardableResult
     func wait(timeout: Double) -> (ChildEnd, ChildUsage)? {
-        let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while poll() == nil && monotonicNanoseconds() < deadline { WorkerThread.sleep(seconds: 0.05) }
+        let deadline = MonotonicClock.nanoseconds() + UInt64(timeout * 1e9)
+        while poll() == nil && MonotonicClock.nanoseconds() < deadline { sleep(seconds: 0.05) }
         return end
     }
 
@@ -99,7 +100,7 @@ final class Child {
         var usage = rusage()
         let result = wait4(pid, &status, options, &usage)
         guard result == pid else { return }
-        let wall = Double(monotonicNanoseconds() - startedNanoseconds) / 1e9
+        let wall = Double(MonotonicClock.nanoseconds() - startedNanoseconds) / 1e9
         let how = ChildEnd(waitStatus: status)
         let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
@@ -173,9 +174,3 @@ nonisolated func benchInterrupted(_ number: Int32) {
     raise(number)  // SA_RESETHAND restored the default action
 }
 
-/// CLOCK_MONOTONIC in nanoseconds.
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}

@@ -1,13 +1,6 @@
-#define _GNU_SOURCE
 #include "CJackShims.h"
 
-#include <sched.h>
-
 #include <stddef.h>
-#include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 // Layout facts the Swift side relies on.
 _Static_assert(sizeof(jack_nframes_t) == 4, "jack_nframes_t is a 32-bit frame count");
@@ -22,22 +15,3 @@ jack_client_t *micmon_jack_client_open(const char *client_name, jack_options_t o
 }
 
 int micmon_rtsan_is_linked(void) { return __rtsan_realtime_enter != NULL; }
-
-void micmon_enable_flush_to_zero(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_setcsr(_mm_getcsr() | 0x8040); // FTZ (bit 15) | DAZ (bit 6)
-#endif
-}
-
-unsigned long long micmon_monotonic_nanoseconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
-}
-
-int micmon_pin_thread_to_processor(int processor) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(processor, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-}

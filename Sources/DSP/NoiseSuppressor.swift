@@ -18,8 +18,6 @@
 // A single-channel speech-presence tracker on the primary replaces the PLD estimate (and the
 // canceller's output) when the reference is unusable.
 
-import CFFTW
-
 
 /// Why a suppressor cannot be made.
 public enum NoiseSuppressorError: Error, Equatable, CustomStringConvertible {
@@ -153,11 +151,11 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     /// The last frameLength input samples of each mic.
     let primaryHistory: UnsafeMutablePointer<Float>
     let referenceHistory: UnsafeMutablePointer<Float>
-    /// FFT buffers (fftwf_malloc, SIMD-aligned): windowed input, spectra, output.
+    /// FFT buffers (`AlignedBuffer`): windowed input, spectra, output.
     let transformInput: UnsafeMutablePointer<Float>
-    let primarySpectrum: UnsafeMutablePointer<fftwf_complex>
-    let referenceSpectrum: UnsafeMutablePointer<fftwf_complex>
-    let cleanSpectrum: UnsafeMutablePointer<fftwf_complex>
+    let primarySpectrum: UnsafeMutablePointer<SpectrumBin>
+    let referenceSpectrum: UnsafeMutablePointer<SpectrumBin>
+    let cleanSpectrum: UnsafeMutablePointer<SpectrumBin>
     let transformOutput: UnsafeMutablePointer<Float>
     /// Synthesis window (2·hop), applied to the last 2·hop samples of each inverse transform.
     let synthesisWindow: UnsafeMutablePointer<Float>
@@ -176,8 +174,7 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     /// talker's reference/primary transfer function (re, im), the canceller weight (re, im), the
     /// blocked signal's power, and the output and input powers in noise frames.
     let canceller: UnsafeMutablePointer<Float>
-    let forwardPlan: OpaquePointer
-    let inversePlan: OpaquePointer
+    let transform: RealFourierTransform
 
     /// Output delay in frames: two hops (the synthesis window's length).
     public var latencyFrames: Int { 2 * coefficients.hop }
@@ -215,19 +212,6 @@ public final class NoiseSuppressor: @unchecked Sendable {
             p.initialize(repeating: 0, count: count)
             return p
         }
-        // SAFETY: fftwf_malloc returns SIMD-aligned memory of the given byte size (nil only when
-        // memory is exhausted, which traps here, before anything runs).
-        func alignedFloats(_ count: Int) -> UnsafeMutablePointer<Float> {
-            let p = fftwf_malloc(count * MemoryLayout<Float>.stride)!.bindMemory(to: Float.self, capacity: count)
-            p.initialize(repeating: 0, count: count)
-            return p
-        }
-        func alignedComplex(_ count: Int) -> UnsafeMutablePointer<fftwf_complex> {
-            let p = fftwf_malloc(count * MemoryLayout<fftwf_complex>.stride)!
-                .bindMemory(to: fftwf_complex.self, capacity: count)
-            p.initialize(repeating: (0, 0), count: count)
-            return p
-        }
 
         // Low-delay asymmetric windows: a long analysis window (fine frequency resolution) whose
         // last `hop` samples fall as a short sqrt-Hann, and a synthesis window over only the last
@@ -245,28 +229,19 @@ public final class NoiseSuppressor: @unchecked Sendable {
             let hann = DSPMath.sin(Double.pi * Double(j) / Double(2 * m))
             synthesisWindow[j] = Float(hann * hann) / window[n - 2 * m + j]
         }
-        let transformInput = alignedFloats(n)
-        let primarySpectrum = alignedComplex(k)
-        let cleanSpectrum = alignedComplex(k)
-        let transformOutput = alignedFloats(n)
-        // FFTW_ESTIMATE: the same plan (so the same rounding) every time, made in microseconds.
-        // (Plans cross the lock as addresses: OpaquePointer is not Sendable.)
-        let planAddresses = fftwPlannerLock.withLock { _ -> (Int, Int) in
-            (Int(bitPattern: fftwf_plan_dft_r2c_1d(Int32(n), transformInput, primarySpectrum, UInt32(FFTW_ESTIMATE))),
-             Int(bitPattern: fftwf_plan_dft_c2r_1d(
-                Int32(n), cleanSpectrum, transformOutput, UInt32(FFTW_ESTIMATE | FFTW_DESTROY_INPUT))))
-        }
-        let plans = (OpaquePointer(bitPattern: planAddresses.0), OpaquePointer(bitPattern: planAddresses.1))
-        guard let forwardPlan = plans.0, let inversePlan = plans.1 else {
-            fftwPlannerLock.withLock { _ in
-                if let p = OpaquePointer(bitPattern: planAddresses.0) { fftwf_destroy_plan(p) }
-                if let p = OpaquePointer(bitPattern: planAddresses.1) { fftwf_destroy_plan(p) }
-            }
+        let transformInput = AlignedBuffer.floats(n)
+        let primarySpectrum = AlignedBuffer.bins(k)
+        let cleanSpectrum = AlignedBuffer.bins(k)
+        let transformOutput = AlignedBuffer.floats(n)
+        guard let transform = RealFourierTransform(
+            size: n, input: transformInput, spectrum: primarySpectrum, output: transformOutput)
+        else {
             window.deallocate()
-            fftwf_free(transformInput)
-            fftwf_free(primarySpectrum)
-            fftwf_free(cleanSpectrum)
-            fftwf_free(transformOutput)
+            synthesisWindow.deallocate()
+            AlignedBuffer.free(transformInput)
+            AlignedBuffer.free(primarySpectrum)
+            AlignedBuffer.free(cleanSpectrum)
+            AlignedBuffer.free(transformOutput)
             throw .planFailed
         }
         let scalars = UnsafeMutablePointer<NoiseSuppressorScalars>.allocate(capacity: 1)
@@ -276,32 +251,28 @@ public final class NoiseSuppressor: @unchecked Sendable {
             coefficients: c, scalars: scalars, window: window,
             primaryHistory: floats(n), referenceHistory: floats(n),
             transformInput: transformInput, primarySpectrum: primarySpectrum,
-            referenceSpectrum: alignedComplex(k), cleanSpectrum: cleanSpectrum,
+            referenceSpectrum: AlignedBuffer.bins(k), cleanSpectrum: cleanSpectrum,
             transformOutput: transformOutput, synthesisWindow: synthesisWindow,
             overlap: floats(c.hop), outputHop: floats(c.hop),
             primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
             trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-            canceller: floats(9 * k), forwardPlan: forwardPlan, inversePlan: inversePlan))
+            canceller: floats(9 * k), transform: transform))
         kernelPointer = UnsafePointer(kernel)
     }
 
     deinit {
         let k = kernel
-        let planAddresses = (Int(bitPattern: k.forwardPlan), Int(bitPattern: k.inversePlan))
-        fftwPlannerLock.withLock { _ in
-            fftwf_destroy_plan(OpaquePointer(bitPattern: planAddresses.0))
-            fftwf_destroy_plan(OpaquePointer(bitPattern: planAddresses.1))
-        }
+        k.transform.destroy()
         k.scalars.deallocate()
         for p in [k.window, k.synthesisWindow, k.primaryHistory, k.referenceHistory, k.overlap, k.outputHop, k.primaryPSD,
                   k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.canceller] {
             p.deallocate()
         }
-        fftwf_free(k.transformInput)
-        fftwf_free(k.transformOutput)
-        fftwf_free(k.primarySpectrum)
-        fftwf_free(k.referenceSpectrum)
-        fftwf_free(k.cleanSpectrum)
+        AlignedBuffer.free(k.transformInput)
+        AlignedBuffer.free(k.transformOutput)
+        AlignedBuffer.free(k.primarySpectrum)
+        AlignedBuffer.free(k.referenceSpectrum)
+        AlignedBuffer.free(k.cleanSpectrum)
         UnsafeMutablePointer(mutating: kernelPointer).deallocate()
     }
 

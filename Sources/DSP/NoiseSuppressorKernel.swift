@@ -1,8 +1,7 @@
 // The noise suppressor's realtime path: framing, analysis, noise estimation, gain, synthesis.
 // Everything here is `@_noLocks @_noAllocation` and works in memory made by `init`
-// (NoiseSuppressor.swift). The only calls out are `fftwf_execute_dft_*` on plans made before.
-
-import CFFTW
+// (NoiseSuppressor.swift). The only calls out are the transforms of `RealFourierTransform`,
+// on plans made before.
 
 extension NoiseSuppressorKernel {
     /// Takes `frameCount` samples of each mic and writes as many clean samples, `latencyFrames`
@@ -42,12 +41,9 @@ extension NoiseSuppressorKernel {
 
         // Analysis: window each mic and transform.
         for i in 0..<n { transformInput[i] = primaryHistory[i] * window[i] }
-        // SAFETY: the plan was made for these sizes; fftwf_execute_dft_r2c neither allocates nor
-        // locks, and the arrays are fftwf_malloc'ed like the ones the plan was made with.
-        _unsafePerformance { fftwf_execute_dft_r2c(forwardPlan, transformInput, primarySpectrum) }
+        transform.forward(transformInput, into: primarySpectrum)
         for i in 0..<n { transformInput[i] = referenceHistory[i] * window[i] }
-        // SAFETY: as above.
-        _unsafePerformance { fftwf_execute_dft_r2c(forwardPlan, transformInput, referenceSpectrum) }
+        transform.forward(transformInput, into: referenceSpectrum)
         // Slide the histories by one hop.
         copyFloats(primaryHistory, from: primaryHistory + hop, count: n - hop)
         copyFloats(referenceHistory, from: referenceHistory + hop, count: n - hop)
@@ -160,8 +156,8 @@ extension NoiseSuppressorKernel {
         scalars.pointee = state
 
         // Synthesis: inverse transform; the last 2·hop samples, windowed, overlap-add with the carry.
-        // SAFETY: as for the forward plan; the inverse plan may overwrite cleanSpectrum.
-        _unsafePerformance { fftwf_execute_dft_c2r(inversePlan, cleanSpectrum, transformOutput) }
+        // The inverse may overwrite cleanSpectrum.
+        transform.inverse(cleanSpectrum, into: transformOutput)
         let scale = c.synthesisScale
         let start = n - 2 * hop
         for i in 0..<hop {
@@ -178,9 +174,9 @@ extension NoiseSuppressorKernel {
     /// noise frames). Realtime thread (from `analyseFrame`).
     @inline(__always) @_noLocks @_noAllocation
     func cancelNoise(
-        bin k: Int, primary x1: fftwf_complex, primaryPower p1: Float, primaryPSD s1: Float,
+        bin k: Int, primary x1: SpectrumBin, primaryPower p1: Float, primaryPSD s1: Float,
         psdRetain: Float, isSpeechFrame: Bool, isNoiseFrame: Bool
-    ) -> (output: fftwf_complex, residual: Float) {
+    ) -> (output: SpectrumBin, residual: Float) {
         let c = coefficients, bins = c.binCount
         let x2 = referenceSpectrum[k]
         // Cross-PSD reference × conj(primary).
@@ -230,7 +226,7 @@ func copyFloats(_ destination: UnsafeMutablePointer<Float>, from source: UnsafeP
 
 /// |x|² of one FFTW bin.
 @inline(__always) @_noLocks @_noAllocation
-func power(_ x: fftwf_complex) -> Float { x.0 * x.0 + x.1 * x.1 }
+func power(_ x: SpectrumBin) -> Float { x.0 * x.0 + x.1 * x.1 }
 
 /// log₂ x for x > 0 (normal), within 2e-4: exponent bits plus a quartic on the mantissa.
 /// Zero, subnormal and negative inputs give a large negative number, never NaN.

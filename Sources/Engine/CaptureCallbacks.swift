@@ -1,4 +1,5 @@
 import Jack
+import Platform
 
 // The C callbacks of a capture session. Each is a named, nonisolated function (a closure literal
 // in main.swift would be inferred @MainActor and trap on JACK's thread). `context` is the
@@ -88,7 +89,7 @@ nonisolated func captureShutdown(_ status: UInt32, _ reason: UnsafePointer<CChar
 
 /// First thing on JACK's process thread: denormals flush to zero. Realtime thread.
 nonisolated func captureThreadInit(_ context: UnsafeMutableRawPointer?) {
-    RealtimeHooks.enableFlushToZero()
+    ThreadEnvironment.enableFlushToZero()
 }
 
 /// A port appeared or went away somewhere in the graph: queue the time for the main thread's

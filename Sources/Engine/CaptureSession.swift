@@ -1,5 +1,6 @@
 import DSP
 import Glibc
+import Platform
 import Jack
 import Realtime
 import SoundFile

@@ -1,4 +1,5 @@
 import Jack
+import Platform
 
 // The C callbacks of a latency session. Each is a named, nonisolated function (a closure literal
 // in main.swift would be inferred @MainActor and trap on JACK's thread). `context` is the
@@ -60,5 +61,5 @@ nonisolated func latencyShutdown(_ status: UInt32, _ reason: UnsafePointer<CChar
 
 /// First thing on JACK's process thread: denormals flush to zero. Realtime thread.
 nonisolated func latencyThreadInit(_ context: UnsafeMutableRawPointer?) {
-    RealtimeHooks.enableFlushToZero()
+    ThreadEnvironment.enableFlushToZero()
 }

@@ -1,4 +1,5 @@
 import DSP
+import Platform
 import Realtime
 import SoundFile
 import Synchronization
@@ -15,11 +16,10 @@ final class PlaybackReader: @unchecked Sendable {
     private let plays: Int?
     private let resampler: Resampler?
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = Atomic<Bool>(false)
     /// Set when reading or converting failed; the message is in `failure`.
     let hasFailed = Atomic<Bool>(false)
     private(set) var failure: String?
-    private var isStarted = false
+    private var thread: WorkerThread?
 
     static let chunkFrames = 4096
 
@@ -33,18 +33,18 @@ final class PlaybackReader: @unchecked Sendable {
     }
 
     func start() {
-        isStarted = WorkerThread.start({ [self] in run() })
-        if !isStarted { fail("could not start the reader thread") }
+        thread = WorkerThread { [self] in run() }
+        if thread == nil { fail("could not start the reader thread") }
     }
 
     /// Asks the thread to end and waits for it. Main thread.
     func stop() {
         stopRequested.store(true, ordering: .releasing)
-        while isStarted && !finished.load(ordering: .acquiring) { WorkerThread.sleep(seconds: 0.002) }
+        thread?.join()
+        thread = nil
     }
 
     private func run() {
-        defer { finished.store(true, ordering: .releasing) }
         let channels = file.channelCount
         var raw = [Float](repeating: 0, count: Self.chunkFrames * channels)
         var stereo = [Float](repeating: 0, count: Self.chunkFrames * 2)
@@ -113,7 +113,7 @@ final class PlaybackReader: @unchecked Sendable {
             if stopRequested.load(ordering: .acquiring) { return false }
             let room = ring.availableToWrite() / 2
             if room == 0 {
-                WorkerThread.sleep(seconds: 0.005)
+                sleep(seconds: 0.005)
                 continue
             }
             let count = min(room, frames - offset)

@@ -1,5 +1,5 @@
-import Glibc
 import Jack
+import Platform
 
 /// A JACK server on the dummy backend under a private name, started and stopped by micmon
 /// (`micmon demo`, tests). It never touches the user's own server. Main thread.
@@ -21,8 +21,8 @@ public final class PrivateJackServer: @unchecked Sendable {
     public let sampleRate: Int
     public let periodFrames: Int
     /// jackd's pid (setpriv execs it, so it is jackd's own), and its wait status once reaped.
-    private let pid: pid_t
-    private var exitStatus: Int32?
+    private let pid: Int32
+    private var end: ChildEnd?
     /// jackd's standard output and error (removed by `stop()` unless `keepsLog`).
     public let logPath: String
     /// Leave the log in place on `stop()` (for a soak's diagnosis).
@@ -37,79 +37,60 @@ public final class PrivateJackServer: @unchecked Sendable {
     public init(name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
                 captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
                 diesWithParent: Bool = false, realtimePriority: Int? = nil) throws {
-        guard let jackd = PrivateJackServer.findExecutable("jackd") else { throw Failure.jackdNotFound }
+        guard let jackd = Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
-        let temporary = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        logPath = (temporary.hasSuffix("/") ? temporary : temporary + "/") + "micmon-jackd-\(name).log"
+        logPath = Environment.temporaryFolder + "micmon-jackd-\(name).log"
         let priorityArguments = realtimePriority.map { ["-P", String($0)] } ?? []
         let serverArguments = ["-n", name] + priorityArguments + ["-S", "-d", "dummy", "-r", String(sampleRate),
                                "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
         var arguments = [jackd] + serverArguments
-        if diesWithParent, let setpriv = PrivateJackServer.findExecutable("setpriv") {
+        if diesWithParent, let setpriv = Child.findExecutable("setpriv") {
             // setpriv execs jackd, so the process (and its pid) is jackd itself.
             arguments = [setpriv, "--pdeathsig", "TERM"] + arguments
         }
         pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
-        let deadline = RealtimeHooks.monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while RealtimeHooks.monotonicNanoseconds() < deadline {
-            if !isRunning { break }
-            if let probe = try? JackClient(name: "micmon-probe", serverName: name) {
-                probe.close()
-                return
-            }
-            usleep(50_000)
-        }
+        let answered = waitPolling(timeout: timeout, interval: 0.05, until: {
+            guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
+            probe.close()
+            return true
+        }, givingUpIf: { !isRunning })
+        if answered { return }
         let text = readText(logPath)
-        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(ChildEnd(waitStatus: exitStatus ?? 0).text))"
+        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(end?.text ?? "exit 0"))"
         stop()
         throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
     }
 
     /// Whether jackd is still running (reaps it once it has ended). Main thread.
     public var isRunning: Bool {
-        if exitStatus != nil { return false }
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
-            exitStatus = status
-            return false
-        }
-        return true
+        if end != nil { return false }
+        end = Child.poll(pid)
+        return end == nil
     }
 
     /// Stops the server (SIGTERM, then SIGKILL after 3 s) and waits for it. Safe to call twice.
     public func stop() {
         if isRunning {
-            kill(pid, SIGTERM)
-            let deadline = RealtimeHooks.monotonicNanoseconds() + 3_000_000_000
-            while isRunning && RealtimeHooks.monotonicNanoseconds() < deadline { usleep(20_000) }
-            if isRunning {
-                kill(pid, SIGKILL)
-                var status: Int32 = 0
-                waitpid(pid, &status, 0)
-                exitStatus = status
+            Child.send(SignalNumber.terminate, to: pid)
+            if !waitPolling(timeout: 3, interval: 0.02, until: { !isRunning }) {
+                Child.send(SignalNumber.kill, to: pid)
+                end = Child.wait(pid)
             }
         }
-        if !keepsLog { unlink(logPath) }
+        if !keepsLog { FileSystem.remove(logPath) }
     }
 
     deinit { stop() }
 
     /// The first executable of that name on PATH.
-    public static func findExecutable(_ name: String) -> String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
+    public static func findExecutable(_ name: String) -> String? { Child.findExecutable(name) }
 
     /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout and stderr into a new
     /// `logPath`, with the attributes of `withChildSpawnAttributes` (jackd must still stop on
     /// SIGTERM, which micmon blocks for itself). Returns its pid.
-    private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> pid_t {
+    private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> Int32 {
         switch spawnChild(arguments, stdout: logPath, stderr: logPath) {
         case .success(let pid): return pid
         case .failure(let error): throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + error.reason)

@@ -1,5 +1,4 @@
-import Glibc
-import Jack
+import Platform
 import Realtime
 import SoundFile
 import Synchronization
@@ -34,20 +33,20 @@ final class TakeWriter: @unchecked Sendable {
     private let silence: UnsafeMutableBufferPointer<Float>
 
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = Atomic<Bool>(false)
+    private var thread: WorkerThread?
     /// Set when a write failed; the writer then stops writing (the file stays valid up to there).
     let hasFailed = Atomic<Bool>(false)
     /// Frames written to the file so far (data and silence), for the UI.
     let framesWritten = Atomic<UInt64>(0)
 
-    // Writer-thread state, read by others only after `finished` (acquire) is set.
+    // Writer-thread state, read by others only after the thread was joined.
     private var position: UInt64 = 0
     private var pendingDrops: [DropEvent] = []
     private var dropHistory: [DropEvent] = []
     private var failure: SoundFileError?
     /// Frames covered by the file's header, and when it was last written (writer thread).
     private var headerPosition: UInt64 = 0
-    private var lastHeaderUpdate = RealtimeHooks.monotonicNanoseconds()
+    private var lastHeaderUpdate = MonotonicClock.nanoseconds()
 
     init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
          counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
@@ -68,11 +67,12 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Starts the thread. Main thread.
     func start() {
-        if !WorkerThread.start({ [self] in run() }) {
+        thread = WorkerThread { [self] in run() }
+        if thread == nil {
             // No thread to write with: the take ends at once, with its cause on record.
             failure = SoundFileError(.write, path: file.path, message: "could not start the writer thread")
             hasFailed.store(true, ordering: .releasing)
-            finished.store(true, ordering: .releasing)
+            try? file.close()
         }
     }
 
@@ -81,14 +81,15 @@ final class TakeWriter: @unchecked Sendable {
     func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
-        while !finished.load(ordering: .acquiring) { WorkerThread.sleep(seconds: 0.005) }
+        thread?.join()
+        thread = nil
         return (dropHistory, failure, position)
     }
 
     private func run() {
         var stalled = 0.0
         while stalled < stallSeconds && !stopRequested.load(ordering: .acquiring) {
-            WorkerThread.sleep(seconds: 0.01)
+            sleep(seconds: 0.01)
             stalled += 0.01
         }
         while true {
@@ -111,14 +112,13 @@ final class TakeWriter: @unchecked Sendable {
         } else {
             try? file.close()
         }
-        finished.store(true, ordering: .releasing)
     }
 
     /// Rewrites the header when frames came since the last time and `headerInterval` has
     /// passed. Writer thread.
     private func updateHeaderIfDue() {
         guard failure == nil, position > headerPosition else { return }
-        let now = RealtimeHooks.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         guard now &- lastHeaderUpdate >= headerIntervalNanoseconds else { return }
         file.updateHeader()
         headerPosition = position

@@ -1,5 +1,5 @@
 import CJack
-import CJackShims
+import Platform
 
 /// JACK's clock, for the realtime glue: microseconds on the server's monotonic clock.
 public enum JackClock {
@@ -7,27 +7,23 @@ public enum JackClock {
     @inlinable
     public static func now() -> UInt64 { jack_get_time() }
 
-    /// Now, from CLOCK_MONOTONIC_RAW in microseconds: JACK's clock when the server runs on its
-    /// default (system) clock source, which `systemClockIsJackClock()` checks. Any thread.
-    ///
-    /// The capture callback reads the clock twice a cycle; through `jack_get_time` each read
-    /// also went through libjack's code and its PLT, cold on every cycle: 12 % of the callback's
-    /// own samples under perf at 32 frames.
+    /// Now: CLOCK_MONOTONIC_RAW in microseconds when `fromSystemClock` (what
+    /// `systemClockIsJackClock()` said at start), else `now()`. The system clock is read inline,
+    /// without a call through libjack, which is why the process glue prefers it. Any thread, the
+    /// realtime one included.
     @inlinable
-    public static func systemNow() -> UInt64 { micmon_monotonic_microseconds() }
+    public static func now(fromSystemClock: Bool) -> UInt64 {
+        fromSystemClock ? MonotonicClock.rawMicroseconds() : now()
+    }
 
-    /// Now: `systemNow()` when `fromSystemClock` (what `systemClockIsJackClock()` said at start),
-    /// else `now()`. Any thread, the realtime one included.
-    @inlinable
-    public static func now(fromSystemClock: Bool) -> UInt64 { fromSystemClock ? systemNow() : now() }
-
-    /// Whether `systemNow()` reads the same clock as `now()`: a system reading falls between two
-    /// of JACK's (within 1 µs of rounding), three times running. False when the server uses
-    /// another clock source (jackd's `-c h`, HPET). Off the realtime thread, once a client is open.
+    /// Whether CLOCK_MONOTONIC_RAW in microseconds reads the same clock as `now()`: a system
+    /// reading falls between two of JACK's (within 1 µs of rounding), three times running. False
+    /// when the server uses another clock source (jackd's `-c h`, HPET). Off the realtime thread,
+    /// once a client is open.
     public static func systemClockIsJackClock() -> Bool {
         for _ in 0 ..< 3 {
             let before = jack_get_time()
-            let system = micmon_monotonic_microseconds()
+            let system = MonotonicClock.rawMicroseconds()
             let after = jack_get_time()
             if system + 1 < before || system > after + 1 { return false }
         }

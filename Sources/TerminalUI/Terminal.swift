@@ -1,10 +1,6 @@
 // The one file of TerminalUI that looks at the process: is stdout a terminal, may it have
 // colour. Everything else in the module is a pure function of its arguments.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Platform
 
 /// What the output stream can show.
 public struct TerminalInfo: Sendable, Equatable {
@@ -44,9 +40,9 @@ public enum Terminal {
     public static func detect(fileDescriptor: Int32 = 1) -> TerminalInfo {
         var environment: [String: String] = [:]
         for key in ["NO_COLOR", "TERM", "COLUMNS"] {
-            if let value = getenv(key) { environment[key] = String(cString: value) }
+            if let value = Environment.value(key) { environment[key] = value }
         }
-        let isTTY = isatty(fileDescriptor) == 1
+        let isTTY = TerminalDevice.isTerminal(fileDescriptor)
         let width = environment["COLUMNS"] == nil ? windowColumns(fileDescriptor: fileDescriptor) : nil
         return TerminalInfo(isTTY: isTTY,
                             color: colorEnabled(isTTY: isTTY, environment: environment),
@@ -55,9 +51,5 @@ public enum Terminal {
 
     /// The terminal's width in columns (TIOCGWINSZ), or nil when it is not a terminal or does
     /// not say. Cheap enough to ask on every redraw, so a resized window is followed.
-    public static func windowColumns(fileDescriptor: Int32 = 1) -> Int? {
-        var size = winsize()
-        guard ioctl(fileDescriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
-        return Int(size.ws_col)
-    }
+    public static func windowColumns(fileDescriptor: Int32 = 1) -> Int? { TerminalDevice.columns(fileDescriptor) }
 }

@@ -1,6 +1,7 @@
 import DSP
 import Engine
 import Glibc
+import Platform
 import Jack
 import SoundFile
 import TerminalUI

@@ -1,5 +1,6 @@
 import DSP
 import Glibc
+import Platform
 import Jack
 import SoundFile
 
@@ -137,7 +138,7 @@ enum DenoiseCommand {
         }
 
         // The realtime threads run with denormals flushed; so does this one, for the same output.
-        RealtimeHooks.enableFlushToZero()
+        ThreadEnvironment.enableFlushToZero()
         let block = invocation.blockFrames
         var interleaved = [Float](repeating: 0, count: block * 2)
         var primary = [Float](repeating: 0, count: block)

@@ -1,6 +1,7 @@
 import DSP
 import Engine
 import Glibc
+import Platform
 import Jack
 import TerminalUI
 
@@ -37,7 +38,7 @@ enum LatencyCommand {
         }
 
         let live = !invocation.json && Console.stdoutIsTerminal
-        let began = RealtimeHooks.monotonicNanoseconds()
+        let began = MonotonicClock.nanoseconds()
         var lastLive: UInt64?
         var reason = "stopped"
         while true {
@@ -47,7 +48,7 @@ enum LatencyCommand {
             if session.isComplete { reason = "duration reached"; break }
             if session.serverIsGone { reason = "the JACK server went away"; break }
             if Console.outputIsBroken { reason = "output closed"; break }
-            let now = RealtimeHooks.monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             if Double(now - began) / 1e9 > configuration.durationSeconds + 10 {
                 reason = "the server stopped running process cycles"
                 break

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
 StopSignals.install()

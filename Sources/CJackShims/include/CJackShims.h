@@ -2,7 +2,6 @@
 #define MICMON_CJACKSHIMS_H
 
 #include <jack/jack.h>
-#include <time.h>
 
 /// `jack_client_open` is variadic, which Swift cannot call. This takes the server name
 /// (NULL for the default server) and adds `JackServerName` to the options when it is given.
@@ -24,26 +23,5 @@ static inline void micmon_rtsan_realtime_exit(void) {
 }
 /// 1 when the RealtimeSanitizer runtime is linked in.
 int micmon_rtsan_is_linked(void);
-
-/// Sets flush-to-zero and denormals-are-zero on the calling thread (x86 MXCSR).
-/// Call from the JACK thread-init callback so denormals never slow the process callback.
-void micmon_enable_flush_to_zero(void);
-
-/// Pins the calling thread to one processor (`sched_setaffinity`, a GNU call Swift cannot
-/// reach). Returns 0, or -1 with errno set. For benchmarks; never on the realtime thread.
-int micmon_pin_thread_to_processor(int processor);
-
-/// Monotonic time in nanoseconds (CLOCK_MONOTONIC), safe to call on the realtime thread.
-unsigned long long micmon_monotonic_nanoseconds(void);
-
-/// CLOCK_MONOTONIC_RAW in microseconds, rounded down: what jack2's `jack_get_time` returns with
-/// the server's default (system) clock source (jackd 1.9.21 here; not CLOCK_MONOTONIC, which
-/// NTP slews: the two were 98 ms apart after 9 hours). Inline: one call into libc's vDSO
-/// wrapper, without jack_get_time's trip through libjack. Safe on the realtime thread.
-static inline unsigned long long micmon_monotonic_microseconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &now);
-    return (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000ULL;
-}
 
 #endif

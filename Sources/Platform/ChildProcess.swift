@@ -1,3 +1,6 @@
+// Child processes micmon starts and stops itself (a private JACK server, the bench's programs):
+// spawn, signal, reap. Main thread (or any non-realtime thread that owns the child).
+
 import Glibc
 
 /// Calls `body` with `posix_spawn` attributes for a process micmon starts and stops itself (a
@@ -97,9 +100,58 @@ public enum ChildEnd: Equatable, Sendable {
 public struct ChildSpawnError: Error, CustomStringConvertible {
     public let program: String
     public let code: Int32
+    public init(program: String, code: Int32) {
+        self.program = program
+        self.code = code
+    }
     /// The system's words for `code`.
-    public var reason: String { String(cString: strerror(code)) }
+    public var reason: String { SystemError(code: code).description }
     public var description: String { "\(program) could not be run: " + reason }
+}
+
+/// A child process by pid: signal it, see whether it ended, wait for it.
+public enum Child {
+    /// Sends `signal` to `pid`. Returns false when there is no such process.
+    @discardableResult
+    public static func send(_ signal: Int32, to pid: pid_t) -> Bool { kill(pid, signal) == 0 }
+
+    /// How the child ended, if it has (reaping it); nil while it runs.
+    public static func poll(_ pid: pid_t) -> ChildEnd? {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid ? ChildEnd(waitStatus: status) : nil
+    }
+
+    /// Waits until the child ends and reaps it; nil when it is not this process's child.
+    public static func wait(_ pid: pid_t) -> ChildEnd? {
+        var status: Int32 = 0
+        while true {
+            if waitpid(pid, &status, 0) == pid { return ChildEnd(waitStatus: status) }
+            if errno != EINTR { return nil }
+        }
+    }
+
+    /// The first executable of that name on PATH.
+    public static func findExecutable(_ name: String) -> String? {
+        let path = Environment.value("PATH") ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in path.split(separator: ":") {
+            let candidate = "\(folder)/\(name)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// This process's id.
+    public static var currentProcessID: pid_t { getpid() }
+}
+
+/// SIGINT, SIGTERM, SIGKILL, SIGSTOP, SIGCONT and SIGHUP by name, for callers that do not import libc.
+public enum SignalNumber {
+    public static let interrupt = SIGINT
+    public static let terminate = SIGTERM
+    public static let kill = SIGKILL
+    public static let stop = SIGSTOP
+    public static let resume = SIGCONT
+    public static let hangUp = SIGHUP
 }
 
 /// A whole text file (a child's log, a /proc file), or "" when it cannot be read. Any
@@ -115,4 +167,14 @@ public func readText(_ path: String) -> String {
         bytes += chunk[0 ..< count]
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Ending this process.
+public enum ProcessExit {
+    /// Exits with `code` after the usual clean-up (`exit`).
+    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+
+    /// Exits with `code` at once, running no clean-up (`_exit`): for a watchdog whose main thread
+    /// is stuck in a library call.
+    public static func immediately(_ code: Int32) -> Never { _exit(code) }
 }

@@ -1,12 +1,14 @@
+// SIGINT and SIGTERM as a request to stop, taken synchronously by the main thread. Main thread.
+
 import Glibc
 
 /// SIGINT and SIGTERM, taken synchronously by the main thread. They are blocked before any
 /// other thread exists (JACK's and the writer's threads inherit the mask), so no signal ever
 /// interrupts a JACK thread mid-call, and no handler runs at all: the main loop's sleep is a
 /// `sigtimedwait` that returns early when one arrives.
-enum StopSignals {
+public enum StopSignals {
     /// The signal that asked micmon to stop, or 0. Main thread only.
-    nonisolated(unsafe) private(set) static var received: Int32 = 0
+    nonisolated(unsafe) public private(set) static var received: Int32 = 0
 
     private static var stopSet: sigset_t {
         var set = sigset_t()
@@ -18,7 +20,7 @@ enum StopSignals {
 
     /// Blocks SIGINT/SIGTERM for this thread and all threads it starts, and ignores SIGPIPE (a
     /// closed pipe shows up as a write error instead). Main thread, before any other thread.
-    static func install() {
+    public static func install() {
         var set = stopSet
         pthread_sigmask(SIG_BLOCK, &set, nil)
         signal(SIGPIPE, SIG_IGN)
@@ -26,7 +28,7 @@ enum StopSignals {
 
     /// Sleeps up to `seconds`, or until SIGINT/SIGTERM arrives (then `received` is set).
     /// Main thread.
-    static func sleep(seconds: Double) {
+    public static func sleep(seconds: Double) {
         var set = stopSet
         var timeout = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
         let signal = sigtimedwait(&set, nil, &timeout)

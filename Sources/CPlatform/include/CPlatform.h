@@ -1,0 +1,41 @@
+#ifndef MICMON_CPLATFORM_H
+#define MICMON_CPLATFORM_H
+
+// What the Platform module needs from C that Swift cannot express: the x86 MXCSR, GNU affinity
+// calls, and clock reads cheap enough to inline into the realtime glue.
+
+#include <semaphore.h>
+#include <time.h>
+
+/// Sets flush-to-zero and denormals-are-zero on the calling thread (x86 MXCSR; elsewhere a
+/// no-op). Called from JACK's thread-init callback, so denormals never slow the process callback.
+void micmon_platform_enable_flush_to_zero(void);
+
+/// Whether flush-to-zero is set on the calling thread (1) or not (0).
+int micmon_platform_flush_to_zero_is_enabled(void);
+
+/// Pins the calling thread to one processor (`sched_setaffinity`, a GNU call Swift cannot
+/// reach). Returns 0, or -1 with errno set. For benchmarks; never on the realtime thread.
+int micmon_platform_pin_thread_to_processor(int processor);
+
+/// CLOCK_MONOTONIC in nanoseconds. Safe on the realtime thread (vDSO).
+static inline unsigned long long micmon_platform_monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
+}
+
+/// CLOCK_MONOTONIC_RAW in microseconds, rounded down: jack2's `jack_get_time` with the server's
+/// default (system) clock source. Safe on the realtime thread (vDSO).
+static inline unsigned long long micmon_platform_monotonic_raw_microseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+    return (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000ULL;
+}
+
+/// Waits on `semaphore` until it is posted (returns 0) or `timeout_nanoseconds` of CLOCK_MONOTONIC
+/// pass (returns -1, errno ETIMEDOUT); resumes after signals. `sem_clockwait`, a GNU call: a
+/// wall-clock step never lengthens or shortens the wait.
+int micmon_platform_semaphore_wait(sem_t *semaphore, unsigned long long timeout_nanoseconds);
+
+#endif
