@@ -9,11 +9,10 @@ let withoutImplicitRuntimeImports: [SwiftSetting] = [
                   "-Xfrontend", "-disable-implicit-string-processing-module-import"]),
 ]
 
-// The release micmon carries the Swift runtime inside it (-static-stdlib): the dynamic loader no
-// longer maps and relocates the runtime's nine shared libraries (19 libraries at start, not 27).
-// Measured with `perf stat -r 60`, `micmon --version` costs 2.7-4.5 ms of CPU against 5.6-7.0 ms
-// dynamically linked, in the same runs (jack_meter --help: 1.2 ms). Debug builds (and so
-// `swift test`, whose test bundle links this module) stay dynamic. .ci/run checks it.
+// The release micmon carries the Swift runtime inside it (-static-stdlib), so the dynamic loader
+// maps and relocates none of the runtime's shared libraries at start (docs/perf-log.md has the
+// figures). Debug builds (and so `swift test`, whose test bundle links this module) stay
+// dynamic. .ci/run checks it.
 let staticSwiftRuntimeInRelease: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
 
 let package = Package(
