@@ -20,8 +20,8 @@ extension NoiseSuppressorKernel {
             let count = min(hop - fill, frameCount - done)
             // SAFETY: fill + count ≤ hop, so the writes stay inside the histories' last hop and
             // the reads inside outputHop; done + count ≤ frameCount bounds the caller's buffers.
-            copyFloats(primaryHistory + tail + fill, from: primary + done, count: count)
-            copyFloats(referenceHistory + tail + fill, from: reference + done, count: count)
+            copyAdmissible(primaryHistory + tail + fill, from: primary + done, count: count)
+            copyAdmissible(referenceHistory + tail + fill, from: reference + done, count: count)
             copyFloats(clean + done, from: outputHop + fill, count: count)
             done += count
             if fill + count == hop {
@@ -224,7 +224,25 @@ func copyFloats(_ destination: UnsafeMutablePointer<Float>, from source: UnsafeP
     UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: count * MemoryLayout<Float>.stride)
 }
 
-/// |x|² of one FFTW bin.
+/// The largest input magnitude the suppressor takes in: +24 dBFS. Far larger values (a stray
+/// 1e30 from a broken client) would overflow the frame's summed powers into infinities and NaNs
+/// that the smoothed state then keeps for the rest of the take; below it nothing changes for any
+/// real signal.
+let admissibleMagnitude: Float = 16
+
+/// Copies `count` input samples into the suppressor's history, each non-finite one as 0 and each
+/// beyond ±`admissibleMagnitude` clamped to it, so that no input can poison the state: a NaN or
+/// infinity affects only the frames that hold it. Finite audio passes unchanged.
+@inline(__always) @_noLocks @_noAllocation
+func copyAdmissible(_ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>, count: Int) {
+    for i in 0..<count {
+        // SAFETY: the callers pass ranges inside buffers of at least `count` floats.
+        let x = source[i]
+        destination[i] = x.isFinite ? min(max(x, -admissibleMagnitude), admissibleMagnitude) : 0
+    }
+}
+
+/// |x|² of one spectrum bin.
 @inline(__always) @_noLocks @_noAllocation
 func power(_ x: SpectrumBin) -> Float { x.0 * x.0 + x.1 * x.1 }
 
