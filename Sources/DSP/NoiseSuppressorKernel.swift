@@ -228,7 +228,7 @@ func copyFloats(_ destination: UnsafeMutablePointer<Float>, from source: UnsafeP
 /// 1e30 from a broken client) would overflow the frame's summed powers into infinities and NaNs
 /// that the smoothed state then keeps for the rest of the take; below it nothing changes for any
 /// real signal.
-let admissibleMagnitude: Float = 16
+var admissibleMagnitude: Float { 16 }
 
 /// Copies `count` input samples into the suppressor's history, each non-finite one as 0 and each
 /// beyond ±`admissibleMagnitude` clamped to it, so that no input can poison the state: a NaN or
