@@ -1,8 +1,10 @@
-// SIGINT and SIGTERM as a request to stop, taken synchronously by the main thread. Main thread.
+// SIGINT, SIGTERM and SIGHUP as a request to stop, taken synchronously by the main thread.
+// Main thread.
 
 import Glibc
 
-/// SIGINT and SIGTERM, taken synchronously by the main thread. They are blocked before any
+/// SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session), taken synchronously by the main
+/// thread, so each ends a take with a finalized file and a summary. They are blocked before any
 /// other thread exists (JACK's and the writer's threads inherit the mask), so no signal ever
 /// interrupts a JACK thread mid-call, and no handler runs at all: the main loop's sleep is a
 /// `sigtimedwait` that returns early when one arrives.
@@ -15,10 +17,11 @@ public enum StopSignals {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         return set
     }
 
-    /// Blocks SIGINT/SIGTERM for this thread and all threads it starts, and ignores SIGPIPE (a
+    /// Blocks SIGINT/SIGTERM/SIGHUP for this thread and all threads it starts, and ignores SIGPIPE (a
     /// closed pipe shows up as a write error instead). Main thread, before any other thread.
     public static func install() {
         var set = stopSet
@@ -26,7 +29,7 @@ public enum StopSignals {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Sleeps up to `seconds`, or until SIGINT/SIGTERM arrives (then `received` is set).
+    /// Sleeps up to `seconds`, or until SIGINT/SIGTERM/SIGHUP arrives (then `received` is set).
     /// Main thread.
     public static func sleep(seconds: Double) {
         var set = stopSet
