@@ -111,14 +111,14 @@ public struct SessionSummary: Sendable, Equatable {
     public var serverGaps: [Drop] = []
     public var drops: [Drop]
     public var filePath: String?
-    /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".
-    public var exitReason: String
+    /// Why the session ended.
+    public var exitReason: StopReason
     /// Callback timing, when it was measured.
     public var callbackTiming: CallbackTiming?
 
     public init(durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],
                 xruns: UInt64 = 0, framesDropped: UInt64 = 0, drops: [Drop] = [],
-                filePath: String? = nil, exitReason: String, callbackTiming: CallbackTiming? = nil) {
+                filePath: String? = nil, exitReason: StopReason, callbackTiming: CallbackTiming? = nil) {
         self.callbackTiming = callbackTiming
         self.durationSeconds = durationSeconds
         self.frames = frames

@@ -51,30 +51,4 @@ public enum TextFormat {
         }
         return out
     }
-
-    /// A JSON string literal, quotes included: escapes `"`, `\`, control characters, and
-    /// U+2028/U+2029 (which break JavaScript parsers); everything else passes as UTF-8.
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                let v = scalar.value
-                if v < 0x20 || v == 0x2028 || v == 0x2029 {
-                    let hex = String(v, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
 }
