@@ -14,14 +14,14 @@ let summary = SessionSummary(
                .init(name: "in_2", maxPeakDBFS: 0, meanRMSDBFS: -.infinity, clipCount: 12)],
     xruns: 1, framesDropped: 1536,
     drops: [.init(startFrame: 48000, length: 1024), .init(startFrame: 96_000, length: 512)],
-    filePath: "/tmp/take.wav", exitReason: "duration reached")
+    filePath: "/tmp/take.wav", exitReason: .durationReached)
 
 @Suite struct JSONOutput {
     @Test func meterKnownOutput() throws {
         let line = JSONLines.meter(
             channels: [ChannelDisplay(name: "in_1", peakDBFS: -3.21, holdDBFS: -2.96, rmsDBFS: -12.14)],
             status: MeterStatus(elapsedSeconds: 1.25, sampleRate: 48000, framesRecorded: 48000))
-        #expect(line == #"{"type":"meter","time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#)
+        #expect(line == #"{"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#)
         let object = try parse(line)
         #expect(object["type"] as? String == "meter")
         #expect(object["time"] as? Double == 1.25)
@@ -60,10 +60,10 @@ let summary = SessionSummary(
     }
 
     @Test func escapes() {
-        #expect(TextFormat.jsonString("a\"b\\c") == #""a\"b\\c""#)
-        #expect(TextFormat.jsonString("\n\r\t\u{8}\u{C}") == #""\n\r\t\b\f""#)
-        #expect(TextFormat.jsonString("\u{0}\u{1F}\u{2028}") == #""\u0000\u001f\u2028""#)
-        #expect(TextFormat.jsonString("é/") == "\"é/\"")
+        #expect(JSON.quoted("a\"b\\c") == #""a\"b\\c""#)
+        #expect(JSON.quoted("\n\r\t\u{8}\u{C}") == #""\u000a\u000d\u0009\u0008\u000c""#)
+        #expect(JSON.quoted("\u{0}\u{1F}\u{7F}") == "\"\\u0000\\u001f\u{7F}\"")
+        #expect(JSON.quoted("é/🎤\u{2028}") == "\"é/🎤\u{2028}\"")
     }
 }
 
@@ -124,10 +124,10 @@ let summary = SessionSummary(
     @Test func textWithoutFileOrDrops() {
         let clean = SessionSummary(durationSeconds: 2.5, frames: 110_250, sampleRate: 44100,
                                    channels: [.init(name: "a", maxPeakDBFS: -6, meanRMSDBFS: -20, clipCount: 0)],
-                                   exitReason: "interrupted")
+                                   exitReason: .interrupted)
         #expect(SummaryFormatter.text(clean) == """
             Session summary
-              ended:     interrupted
+              ended:     interrupted (SIGINT)
               file:      (none)
               duration:  2.500 s, 110250 frames at 44100 Hz
               channel  max peak dBFS  mean RMS dBFS     clips
@@ -150,7 +150,7 @@ let summary = SessionSummary(
 
     @Test func jsonKnownOutput() throws {
         let line = SummaryFormatter.json(summary)
-        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#)
+        #expect(line == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#)
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)
         let drops = try #require(object["drops"] as? [[String: Any]])
@@ -197,7 +197,7 @@ let summary = SessionSummary(
         var odd = summary
         odd.sampleRate = 0
         odd.filePath = nil
-        odd.exitReason = "server \"gone\"\n"
+        odd.exitReason = .readFailed("server \"gone\"\n")
         let object = try parse(SummaryFormatter.json(odd))
         #expect(object["reason"] as? String == "server \"gone\"\n")
         #expect(object["file"] is NSNull)
