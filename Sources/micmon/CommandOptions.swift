@@ -4,7 +4,7 @@ import Engine
 import SoundFile
 
 /// What `micmon` was asked to do.
-enum Command: Equatable {
+enum Command: Equatable, Sendable {
     case meter(CaptureOptions)
     case record(CaptureOptions)
     case monitor(CaptureOptions)
@@ -130,8 +130,8 @@ enum OptionValue {
 }
 
 /// `meter`, `record`, `monitor` and `demo`: one capture session, checked before anything starts.
-struct CaptureOptions: Equatable {
-    enum Kind: String, Equatable { case meter, record, monitor, demo }
+struct CaptureOptions: Equatable, Sendable {
+    enum Kind: String, Equatable, Sendable { case meter, record, monitor, demo }
 
     var kind: Kind
     var filePath: String?
@@ -218,7 +218,7 @@ struct CaptureOptions: Equatable {
 }
 
 /// `latency`.
-struct LatencyOptions: Equatable {
+struct LatencyOptions: Equatable, Sendable {
     var clientName = "micmon"
     var serverName: String?
     var json = false
@@ -246,7 +246,7 @@ struct LatencyOptions: Equatable {
 }
 
 /// `play FILE`.
-struct PlayOptions: Equatable {
+struct PlayOptions: Equatable, Sendable {
     var path = ""
     var clientName = "micmon"
     var serverName: String?
@@ -312,7 +312,7 @@ struct PlayOptions: Equatable {
 }
 
 /// `denoise IN OUT`.
-struct DenoiseOptions: Equatable {
+struct DenoiseOptions: Equatable, Sendable {
     var inputPath = ""
     var outputPath = ""
     var blockFrames = 256
@@ -339,7 +339,7 @@ struct DenoiseOptions: Equatable {
 }
 
 /// `ports`: which of the server's ports to print.
-struct PortsOptions: Equatable {
+struct PortsOptions: Equatable, Sendable {
     var output = false
     var input = false
     var serverName: String?

@@ -22,14 +22,15 @@ enum HelpText {
         for option in [CommandTable.name, CommandTable.server, CommandTable.help, CommandTable.versionOption] {
             lines += optionLines(option)
         }
-        lines += ["", "Run micmon COMMAND --help for a command's options, micmon manual for the manual page."]
+        lines += [""] + wrap(words("Run micmon COMMAND --help for a command's options, micmon manual for the manual page."),
+                             first: "", width: width)
         lines += [""] + exitCodeLines(CommandTable.sessionExitCodes)
         return lines.joined(separator: "\n")
     }
 
     /// `micmon COMMAND --help`.
     static func page(_ spec: CommandSpec) -> String {
-        var lines = ["micmon \(spec.name.rawValue) — \(spec.summary)", ""]
+        var lines = wrap(words(spec.summary), first: "micmon \(spec.name.rawValue) — ", width: width) + [""]
         lines += wrap(synopsisWords(spec), first: "Usage: micmon \(spec.name.rawValue) ", width: width)
         lines += [""] + fill(spec.about)
         if !spec.positionals.isEmpty {
@@ -111,7 +112,8 @@ enum HelpText {
             }
             lineHasWords = true
         }
-        lines.append(lineHasWords ? line : line.trimmingSpaces())
+        while !lineHasWords && line.last == " " { line.removeLast() }
+        lines.append(line)
         return lines
     }
 }
