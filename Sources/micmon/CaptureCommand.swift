@@ -159,3 +159,8 @@ enum CaptureCommand {
         }
     }
 }
+
+extension StopReason {
+    /// The reason for a stop signal taken by `StopSignals`.
+    static func signal(_ number: Int32) -> StopReason { number == SIGINT ? .interrupted : .terminated }
+}

@@ -1,6 +1,5 @@
 import DSP
 import Engine
-import Glibc
 import TerminalUI
 
 /// Shows a running session: redrawn bars on a terminal (20 Hz), plain lines once a second when

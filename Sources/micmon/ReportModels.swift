@@ -1,14 +1,8 @@
 // Engine's session results as TerminalUI's plain model values: the one place the CLI
 // translates between the two. Main thread.
 import Engine
-import Glibc
 import Jack
 import TerminalUI
-
-extension StopReason {
-    /// The reason for a stop signal taken by `StopSignals`.
-    static func signal(_ number: Int32) -> StopReason { number == SIGINT ? .interrupted : .terminated }
-}
 
 extension TimingPercentiles {
     init(_ p: CallbackTimingSummary.Percentiles) {
