@@ -25,8 +25,10 @@ public struct CallbackTimingFigures: Sendable, Equatable {
     /// micmon's own DSP load: mean execution time / period, in percent.
     public var dspLoadPercent: Double { periodUsecs > 0 ? execution.mean / periodUsecs * 100 : 0 }
 
-    public init(cycles: UInt64, lateness: TimingPercentiles, execution: TimingPercentiles, periodUsecs: Double,
-                cyclesMissed: UInt64) {
+    public init(
+        cycles: UInt64, lateness: TimingPercentiles, execution: TimingPercentiles, periodUsecs: Double,
+        cyclesMissed: UInt64
+    ) {
         self.cycles = cycles
         self.lateness = lateness
         self.execution = execution
@@ -82,13 +84,15 @@ public struct RoundTripFigures: Sendable, Equatable {
     public var maximumDelayFrames: Int
     public var signalPeriodFrames: Int
 
-    public init(route: String, sendPort: String, returnPort: String, status: Status, estimates: Int = 0,
-                minimumFrames: Double? = nil, meanFrames: Double? = nil, maximumFrames: Double? = nil,
-                lockMilliseconds: Double? = nil, lockFrames: Int? = nil, isInverted: Bool? = nil,
-                peakToNoiseDecibels: Double? = nil, returnLevelDecibels: Double? = nil, windowsWithoutSignal: Int = 0,
-                framesLost: UInt64 = 0, playbackLatency: PortLatency? = nil, playbackLatencyPort: String = "",
-                captureLatency: PortLatency? = nil, captureLatencyPort: String = "", maximumDelayFrames: Int,
-                signalPeriodFrames: Int) {
+    public init(
+        route: String, sendPort: String, returnPort: String, status: Status, estimates: Int = 0,
+        minimumFrames: Double? = nil, meanFrames: Double? = nil, maximumFrames: Double? = nil,
+        lockMilliseconds: Double? = nil, lockFrames: Int? = nil, isInverted: Bool? = nil,
+        peakToNoiseDecibels: Double? = nil, returnLevelDecibels: Double? = nil, windowsWithoutSignal: Int = 0,
+        framesLost: UInt64 = 0, playbackLatency: PortLatency? = nil, playbackLatencyPort: String = "",
+        captureLatency: PortLatency? = nil, captureLatencyPort: String = "", maximumDelayFrames: Int,
+        signalPeriodFrames: Int
+    ) {
         self.route = route
         self.sendPort = sendPort
         self.returnPort = returnPort
@@ -144,10 +148,12 @@ public struct LatencyFigures: Sendable, Equatable {
     public var lateCycleCount: UInt64
     public var roundTrip: RoundTripFigures?
 
-    public init(serverName: String, clientName: String, sampleRate: Int, periodFrames: Int, seconds: Double,
-                timing: CallbackTimingFigures, lateness: Histogram, execution: Histogram, serverLoadMean: Double,
-                serverLoadMax: Double, xruns: UInt64, xrunTimes: [Double], lateCycleTimes: [Double],
-                lateCycleCount: UInt64, roundTrip: RoundTripFigures?) {
+    public init(
+        serverName: String, clientName: String, sampleRate: Int, periodFrames: Int, seconds: Double,
+        timing: CallbackTimingFigures, lateness: Histogram, execution: Histogram, serverLoadMean: Double,
+        serverLoadMax: Double, xruns: UInt64, xrunTimes: [Double], lateCycleTimes: [Double],
+        lateCycleCount: UInt64, roundTrip: RoundTripFigures?
+    ) {
         self.serverName = serverName
         self.clientName = clientName
         self.sampleRate = sampleRate
@@ -177,8 +183,10 @@ public struct LatencyProgress: Sendable, Equatable {
     /// The latest round-trip estimate, in frames.
     public var latestEstimateFrames: Double?
 
-    public init(secondsRun: Double, sampleRate: Int, loopState: DelayEstimator.State?, emissionIsArmed: Bool,
-                latestEstimateFrames: Double?) {
+    public init(
+        secondsRun: Double, sampleRate: Int, loopState: DelayEstimator.State?, emissionIsArmed: Bool,
+        latestEstimateFrames: Double?
+    ) {
         self.secondsRun = secondsRun
         self.sampleRate = sampleRate
         self.loopState = loopState

@@ -67,7 +67,9 @@ public enum LatencyReport {
         let most = rows.map(\.count).max() ?? 0
         var text = title + "\n"
         for row in rows {
-            let label = row.to.map { pad(fixed(row.from, 0), 7) + " – " + pad(fixed($0, 0), 6) } ?? pad("≥ " + fixed(row.from, 0), 7) + "         "
+            let label =
+                row.to.map { pad(fixed(row.from, 0), 7) + " – " + pad(fixed($0, 0), 6) } ?? pad(
+                    "≥ " + fixed(row.from, 0), 7) + "         "
             text += "  " + label + "  " + padRight(bar(row.count, most: most), 33) + pad(String(row.count), 9) + "\n"
         }
         return text
@@ -78,36 +80,46 @@ public enum LatencyReport {
         let timing = summary.timing
         let periodMs = Double(summary.periodFrames) / rate * 1000
         func ms(_ frames: Double) -> String { fixed(frames / rate * 1000, 3) + " ms" }
-        var text = "micmon latency: \(fixed(summary.seconds, 2)) s on server '\(summary.serverName)', \(summary.sampleRate) Hz, "
+        var text =
+            "micmon latency: \(fixed(summary.seconds, 2)) s on server '\(summary.serverName)', \(summary.sampleRate) Hz, "
         text += "period \(summary.periodFrames) frames (\(fixed(periodMs, 3)) ms); ended: \(reason.text)\n\n"
 
         if let trip = summary.roundTrip {
-            let route = trip.route == "software loop"
+            let route =
+                trip.route == "software loop"
                 ? "software loop, \(trip.returnPort) -> \(trip.sendPort)"
                 : "\(trip.sendPort.isEmpty ? "(out_1 connected by hand)" : "out_1 -> " + trip.sendPort) … \(trip.returnPort.isEmpty ? "(in_1 connected by hand)" : trip.returnPort + " -> in_1")"
             text += "Round trip (\(route))\n"
             if let mean = trip.meanFrames, let low = trip.minimumFrames, let high = trip.maximumFrames {
-                text += "  measured      \(fixed(mean, 3)) frames = \(ms(mean))   min \(fixed(low, 3))  mean \(fixed(mean, 3))  max \(fixed(high, 3)) frames, \(trip.estimates) estimates\n"
+                text +=
+                    "  measured      \(fixed(mean, 3)) frames = \(ms(mean))   min \(fixed(low, 3))  mean \(fixed(mean, 3))  max \(fixed(high, 3)) frames, \(trip.estimates) estimates\n"
                 text += "  spread        \(fixed(high - low, 3)) frames (max - min)\n"
                 text += "  polarity      \(trip.isInverted == true ? "INVERTED (the return is upside down)" : "normal")"
-                text += "   return level \(fixed(trip.returnLevelDecibels ?? 0, 1)) dB, peak/noise ≥ \(fixed(trip.peakToNoiseDecibels ?? 0, 0)) dB\n"
+                text +=
+                    "   return level \(fixed(trip.returnLevelDecibels ?? 0, 1)) dB, peak/noise ≥ \(fixed(trip.peakToNoiseDecibels ?? 0, 0)) dB\n"
                 if let lock = trip.lockMilliseconds {
                     text += "  locked in     \(fixed(lock, 0)) ms after the first emitted sample\n"
                 }
                 if trip.windowsWithoutSignal > 0 {
-                    text += "  dropouts      the signal was missing from \(trip.windowsWithoutSignal) window(s) after lock\n"
+                    text +=
+                        "  dropouts      the signal was missing from \(trip.windowsWithoutSignal) window(s) after lock\n"
                 }
             } else {
                 text += "  " + noSignalText(trip) + "\n"
             }
-            if let reported = trip.jackReportedFrames, let playback = trip.playbackLatency, let capture = trip.captureLatency {
-                text += "  JACK reports  \(reported) frames = \(ms(Double(reported))): playback [\(playback.min), \(playback.max)] of \(trip.playbackLatencyPort)"
+            if let reported = trip.jackReportedFrames, let playback = trip.playbackLatency,
+                let capture = trip.captureLatency
+            {
+                text +=
+                    "  JACK reports  \(reported) frames = \(ms(Double(reported))): playback [\(playback.min), \(playback.max)] of \(trip.playbackLatencyPort)"
                 text += " + capture [\(capture.min), \(capture.max)] of \(trip.captureLatencyPort)\n"
                 if let extra = trip.unaccountedFrames {
                     text += "  unaccounted   \(fixed(extra, 3)) frames = \(ms(extra)) (measured minus reported)\n"
                 }
             }
-            if trip.framesLost > 0 { text += "  lost          \(trip.framesLost) returned frames were not analysed (micmon fell behind)\n" }
+            if trip.framesLost > 0 {
+                text += "  lost          \(trip.framesLost) returned frames were not analysed (micmon fell behind)\n"
+            }
             text += "\n"
         } else {
             text += "Round trip: not measured (add --software-loop, or --send and --return)\n\n"
@@ -128,9 +140,12 @@ public enum LatencyReport {
         text += histogramText("Execution time (µs; bars on a log scale)", summary.execution)
         text += "\n"
         text += "DSP load      micmon \(fixed(timing.dspLoadPercent, 2)) % (mean execution / period); "
-        text += "server \(fixed(summary.serverLoadMean, 2)) % mean, \(fixed(summary.serverLoadMax, 2)) % max (jack_cpu_load)\n"
+        text +=
+            "server \(fixed(summary.serverLoadMean, 2)) % mean, \(fixed(summary.serverLoadMax, 2)) % max (jack_cpu_load)\n"
         text += "Xruns         \(summary.xruns)" + times(summary.xrunTimes) + "\n"
-        text += "Late cycles   \(summary.lateCycleCount) (woke late + ran past the period)" + times(summary.lateCycleTimes) + "\n"
+        text +=
+            "Late cycles   \(summary.lateCycleCount) (woke late + ran past the period)" + times(summary.lateCycleTimes)
+            + "\n"
         return text
     }
 
@@ -148,7 +163,8 @@ public enum LatencyReport {
         case .noSignal:
             return "no signal: what comes back is not the measurement signal (noise, or another source)"
         case .beyondRange:
-            return "beyond range: the signal comes back, but not within \(trip.maximumDelayFrames) frames of being sent (or the loop changed after it started)"
+            return
+                "beyond range: the signal comes back, but not within \(trip.maximumDelayFrames) frames of being sent (or the loop changed after it started)"
         case .notLocked:
             return "not locked: the run ended before a full signal period came back (try a longer --duration)"
         case .notConnected:
@@ -167,8 +183,10 @@ public enum LatencyReport {
         let periodUs = timing.periodUsecs
         func percentiles(_ p: TimingPercentiles, scale: Double) -> JSONObject {
             var object = JSONObject()
-            for (key, value) in [("p50", p.p50), ("p90", p.p90), ("p99", p.p99), ("p999", p.p999), ("max", p.max),
-                                 ("mean", p.mean)] {
+            for (key, value) in [
+                ("p50", p.p50), ("p90", p.p90), ("p99", p.p99), ("p999", p.p999), ("max", p.max),
+                ("mean", p.mean),
+            ] {
                 object.number(key, value * scale, decimals: 2)
             }
             return object
@@ -243,7 +261,8 @@ public enum LatencyReport {
         details.integer("max_measurable_frames", trip.maximumDelayFrames)
         object.object("round_trip", details)
         if let low = trip.minimumFrames, let mean = trip.meanFrames, let high = trip.maximumFrames {
-            var frames = JSONObject(), milliseconds = JSONObject()
+            var frames = JSONObject()
+            var milliseconds = JSONObject()
             for (key, value) in [("min", low), ("mean", mean), ("max", high)] {
                 frames.number(key, value, decimals: 4)
                 milliseconds.number(key, value / rate * 1000, decimals: 4)

@@ -12,7 +12,8 @@ public enum Messages {
 
     /// The server shut down while a session ran.
     public static func serverShutDown(server: String, takeFinalized: Bool) -> String {
-        "the JACK server '\(TextFormat.printable(server))' shut down" + (takeFinalized ? "; the take was finalized" : "")
+        "the JACK server '\(TextFormat.printable(server))' shut down"
+            + (takeFinalized ? "; the take was finalized" : "")
     }
 
     public static let sampleRateChanged =

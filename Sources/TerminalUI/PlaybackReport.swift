@@ -94,7 +94,8 @@ public struct InputRouteChange: Sendable, Equatable {
         case .sourceGone: what = "\(input): source \(ports.joined()) went away; reading silence until it returns"
         case .sourceBack: what = "\(input): source \(ports.joined()) is back; reconnected"
         case .connectionsChanged:
-            what = "\(input): connections changed by another client; now "
+            what =
+                "\(input): connections changed by another client; now "
                 + (ports.isEmpty ? "(none)" : ports.joined(separator: ", "))
         }
         return "[\(time) s] " + TextFormat.printable(what)

@@ -21,32 +21,40 @@ public enum SummaryFormatter {
         var lines = ["Session summary"]
         lines.append("  ended:     " + TextFormat.printable(s.exitReason.text))
         lines.append("  file:      " + (s.filePath.map(TextFormat.printable) ?? "(none)"))
-        lines.append("  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
-                     + "\(s.frames) frames at \(s.sampleRate) Hz")
-        lines.append("  " + TextFormat.padRight("channel", nameWidth)
-                     + "  max peak dBFS  mean RMS dBFS     clips")
+        lines.append(
+            "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
+                + "\(s.frames) frames at \(s.sampleRate) Hz")
+        lines.append(
+            "  " + TextFormat.padRight("channel", nameWidth)
+                + "  max peak dBFS  mean RMS dBFS     clips")
         for (name, c) in zip(names, s.channels) {
-            lines.append("  " + TextFormat.padRight(name, nameWidth)
-                         + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
-                         + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
-                         + "  " + TextFormat.pad(String(c.clipCount), 8))
+            lines.append(
+                "  " + TextFormat.padRight(name, nameWidth)
+                    + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
+                    + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
+                    + "  " + TextFormat.pad(String(c.clipCount), 8))
         }
         lines.append("  xruns:     \(s.xruns)")
         if let t = s.callbackTiming {
-            lines.append("  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
-                         + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran mean " + TextFormat.fixed(t.executionMean, decimals: 2)
-                         + " / p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
-                         + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
-                         + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
+            lines.append(
+                "  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
+                    + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran mean "
+                    + TextFormat.fixed(t.executionMean, decimals: 2)
+                    + " / p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
+                    + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
+                    + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
         }
         if s.framesDropped == 0 && s.drops.isEmpty {
             lines.append("  dropped:   0 frames")
         } else {
-            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
+            lines.append(
+                "  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
             lines += listed(s.drops, total: s.drops.count, sampleRate: s.sampleRate)
         }
         if s.serverGapCount > 0 {
-            lines.append("  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)")
+            lines.append(
+                "  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)"
+            )
             lines += listed(s.serverGaps, total: Int(s.serverGapCount), sampleRate: s.sampleRate)
         }
         return lines.joined(separator: "\n")

@@ -23,7 +23,8 @@ enum CaptureCommand {
             configuration.recording = .init(path: path, format: format)
         }
         if invocation.monitors {
-            configuration.monitor = .init(destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
+            configuration.monitor = .init(
+                destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
@@ -45,7 +46,9 @@ enum CaptureCommand {
             while true {
                 StopSignals.sleep(seconds: 0.5)
                 if StopSignals.received != 0 { return .ok }
-                if let probe = try? JackClient(name: configuration.clientName + "-probe", serverName: configuration.serverName) {
+                if let probe = try? JackClient(
+                    name: configuration.clientName + "-probe", serverName: configuration.serverName)
+                {
                     probe.close()
                     break
                 }
@@ -102,11 +105,26 @@ enum CaptureCommand {
                 stopReason = .signal(StopSignals.received)
                 break
             }
-            if session.isComplete { stopReason = .durationReached; break }
-            if session.serverIsGone { stopReason = .serverGone; break }
-            if session.sampleRateChanged { stopReason = .sampleRateChanged; break }
-            if session.fileHasFailed { stopReason = .fileFailed; break }
-            if Console.outputIsBroken { stopReason = .outputClosed; break }
+            if session.isComplete {
+                stopReason = .durationReached
+                break
+            }
+            if session.serverIsGone {
+                stopReason = .serverGone
+                break
+            }
+            if session.sampleRateChanged {
+                stopReason = .sampleRateChanged
+                break
+            }
+            if session.fileHasFailed {
+                stopReason = .fileFailed
+                break
+            }
+            if Console.outputIsBroken {
+                stopReason = .outputClosed
+                break
+            }
         }
         let summary = session.stop()
         output.finish(session)
@@ -131,7 +149,8 @@ enum CaptureCommand {
             return .serverUnavailable
         }
         if summary.serverGapCount > 0 {
-            Console.error("micmon: " + Messages.serverGaps(frames: summary.framesSkippedByServer, gaps: summary.serverGapCount))
+            Console.error(
+                "micmon: " + Messages.serverGaps(frames: summary.framesSkippedByServer, gaps: summary.serverGapCount))
         }
         if summary.framesDropped > 0 {
             Console.error("micmon: " + Messages.framesDropped(summary.framesDropped))

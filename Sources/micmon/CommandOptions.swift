@@ -53,8 +53,10 @@ enum Command: Equatable, Sendable {
             return .manual
         case .ports:
             try expectNoPositionals(scanned, name)
-            return .ports(PortsOptions(output: scanned.isSet("output"), input: scanned.isSet("input"),
-                                       serverName: scanned.last("server")))
+            return .ports(
+                PortsOptions(
+                    output: scanned.isSet("output"), input: scanned.isSet("input"),
+                    serverName: scanned.last("server")))
         }
     }
 
@@ -80,7 +82,8 @@ enum OptionValue {
             throw UsageError("\(option) needs a number, not '\(text)'")
         }
         guard range.contains(number) else {
-            throw UsageError("\(option) must be between \(plain(range.lowerBound)) and \(plain(range.upperBound)) (got \(text))")
+            throw UsageError(
+                "\(option) must be between \(plain(range.lowerBound)) and \(plain(range.upperBound)) (got \(text))")
         }
         return number
     }
@@ -105,7 +108,8 @@ enum OptionValue {
             }
             container = chosen
         } else if let dot = path.lastIndex(of: "."),
-                  let byExtension = ContainerFormat(rawValue: path[path.index(after: dot)...].lowercased()) {
+            let byExtension = ContainerFormat(rawValue: path[path.index(after: dot)...].lowercased())
+        {
             container = byExtension
         } else {
             container = .wav
@@ -122,8 +126,9 @@ enum OptionValue {
         let format = AudioFileFormat(container: container, encoding: encoding)
         guard format.isWritable() else {
             let samples = encoding == .float ? "float" : "\(encoding.bitDepth)-bit"
-            throw UsageError("\(container.rawValue) cannot hold \(samples) samples (libsndfile refuses the combination); "
-                             + "try --bits 24")
+            throw UsageError(
+                "\(container.rawValue) cannot hold \(samples) samples (libsndfile refuses the combination); "
+                    + "try --bits 24")
         }
         return format
     }
@@ -169,12 +174,13 @@ struct CaptureOptions: Equatable, Sendable {
         durationSeconds = try scanned.last("duration") { text throws(UsageError) in try OptionValue.seconds(text) }
         monitors = monitors || scanned.isSet("monitor")
         monitorDestinations = scanned.values("output")
-        monitorGainDecibels = try scanned.last("gain") { text throws(UsageError) -> Double in
-            guard let gain = Double(text), gain.isFinite, gain >= -60, gain <= 24 else {
-                throw UsageError("--gain needs a number of dB from -60 to 24, not '\(text)'")
-            }
-            return gain
-        } ?? 0
+        monitorGainDecibels =
+            try scanned.last("gain") { text throws(UsageError) -> Double in
+                guard let gain = Double(text), gain.isFinite, gain >= -60, gain <= 24 else {
+                    throw UsageError("--gain needs a number of dB from -60 to 24, not '\(text)'")
+                }
+                return gain
+            } ?? 0
         denoises = scanned.isSet("denoise")
         let channels = try scanned.last("channels") { text throws(UsageError) in
             guard let channels = CaptureConfiguration.RecordedChannels(rawValue: text) else {
@@ -202,7 +208,8 @@ struct CaptureOptions: Equatable, Sendable {
                 throw UsageError("unexpected argument '\(extra)' for micmon \(kind.rawValue)")
             }
         }
-        let formatName = scanned.last("format"), bitsName = scanned.last("bits")
+        let formatName = scanned.last("format")
+        let bitsName = scanned.last("bits")
         if let path = filePath {
             format = try OptionValue.format(path: path, formatName: formatName, bitsName: bitsName)
         } else if formatName != nil || bitsName != nil || force {
@@ -238,7 +245,9 @@ struct LatencyOptions: Equatable, Sendable {
         sendPort = scanned.last("send")
         returnPort = scanned.last("return")
         softwareLoop = scanned.isSet("software-loop")
-        if let extra = scanned.positionals.first { throw UsageError("unexpected argument '\(extra)' for micmon latency") }
+        if let extra = scanned.positionals.first {
+            throw UsageError("unexpected argument '\(extra)' for micmon latency")
+        }
         if returnPort != nil && softwareLoop {
             throw UsageError("--return and --software-loop both feed in_1; give one of them")
         }
@@ -266,27 +275,32 @@ struct PlayOptions: Equatable, Sendable {
         serverName = scanned.last("server")
         destinations = scanned.values("output")
         json = scanned.isSet("json")
-        volume = try scanned.last("volume") { text throws(UsageError) in
-            try OptionValue.number(text, option: "--volume", in: 0 ... 1)
-        } ?? volume
-        pan = try scanned.last("pan") { text throws(UsageError) in
-            try OptionValue.number(text, option: "--pan", in: -1 ... 1)
-        } ?? pan
-        rate = try scanned.last("rate") { text throws(UsageError) in
-            try OptionValue.number(text, option: "--rate", in: 0.5 ... 2)
-        } ?? rate
-        loops = try scanned.last("loops") { text throws(UsageError) -> Int in
-            guard let loops = Int(text), loops >= -1 else {
-                throw UsageError("--loops needs a whole number ≥ -1, not '\(text)'")
-            }
-            return loops
-        } ?? loops
-        onRouteLoss = try scanned.last("on-route-loss") { text throws(UsageError) in
-            guard let action = PlaybackConfiguration.RouteLossAction(rawValue: text) else {
-                throw UsageError("--on-route-loss takes pause or stop, not '\(text)'")
-            }
-            return action
-        } ?? onRouteLoss
+        volume =
+            try scanned.last("volume") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--volume", in: 0 ... 1)
+            } ?? volume
+        pan =
+            try scanned.last("pan") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--pan", in: -1 ... 1)
+            } ?? pan
+        rate =
+            try scanned.last("rate") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--rate", in: 0.5 ... 2)
+            } ?? rate
+        loops =
+            try scanned.last("loops") { text throws(UsageError) -> Int in
+                guard let loops = Int(text), loops >= -1 else {
+                    throw UsageError("--loops needs a whole number ≥ -1, not '\(text)'")
+                }
+                return loops
+            } ?? loops
+        onRouteLoss =
+            try scanned.last("on-route-loss") { text throws(UsageError) in
+                guard let action = PlaybackConfiguration.RouteLossAction(rawValue: text) else {
+                    throw UsageError("--on-route-loss takes pause or stop, not '\(text)'")
+                }
+                return action
+            } ?? onRouteLoss
         let positional = scanned.positionals
         guard let first = positional.first else { throw UsageError("play needs a FILE (see micmon play --help)") }
         guard positional.count == 1 else {
@@ -323,18 +337,20 @@ struct DenoiseOptions: Equatable, Sendable {
 
     init(_ scanned: ScannedArguments) throws(UsageError) {
         force = scanned.isSet("force")
-        blockFrames = try scanned.last("block") { text throws(UsageError) -> Int in
-            guard let frames = Int(text), (1 ... 8192).contains(frames) else {
-                throw UsageError("--block needs a whole number of frames from 1 to 8192, not '\(text)'")
-            }
-            return frames
-        } ?? blockFrames
+        blockFrames =
+            try scanned.last("block") { text throws(UsageError) -> Int in
+                guard let frames = Int(text), (1 ... 8192).contains(frames) else {
+                    throw UsageError("--block needs a whole number of frames from 1 to 8192, not '\(text)'")
+                }
+                return frames
+            } ?? blockFrames
         guard scanned.positionals.count == 2 else {
             throw UsageError("denoise needs IN and OUT files (see micmon denoise --help)")
         }
         inputPath = scanned.positionals[0]
         outputPath = scanned.positionals[1]
-        format = try OptionValue.format(path: outputPath, formatName: scanned.last("format"), bitsName: scanned.last("bits"))
+        format = try OptionValue.format(
+            path: outputPath, formatName: scanned.last("format"), bitsName: scanned.last("bits"))
     }
 }
 

@@ -161,7 +161,9 @@ enum CommandTable {
                 monitoring adds no period of latency. At --gain 0 the outputs are the
                 inputs, bit for bit.
                 """,
-            options: [port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption],
+            options: [
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
+            ],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
@@ -221,7 +223,10 @@ enum CommandTable {
                 name, server, help, versionOption,
             ],
             refusals: [
-                (["-p", "--port"], "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
+                (
+                    ["-p", "--port"],
+                    "-p does not apply to micmon latency (use --send and --return, or --software-loop)"
+                ),
                 (["--format", "--bits", "--force"], recordingOnly),
             ],
             notes: """
@@ -284,7 +289,8 @@ enum CommandTable {
     }
 
     static var denoiseCommand: CommandSpec {
-        let delay = "\(DenoiseFigures.delayFrames) frames (\(DenoiseFigures.delayMilliseconds(at: 48_000)) at 48 kHz, "
+        let delay =
+            "\(DenoiseFigures.delayFrames) frames (\(DenoiseFigures.delayMilliseconds(at: 48_000)) at 48 kHz, "
             + "\(DenoiseFigures.delayMilliseconds(at: 44_100)) at 44.1 kHz)"
         return CommandSpec(
             name: .denoise, summary: "the noise suppressor on a 2-channel file, offline, as --denoise runs it",
@@ -329,7 +335,9 @@ enum CommandTable {
     static var completions: CommandSpec {
         CommandSpec(
             name: .completions, summary: "print a shell completion script (bash, zsh or fish)",
-            positionals: [PositionalSpec(name: "SHELL", kind: .choice(Shell.allCases.map(\.rawValue)), help: "bash, zsh or fish")],
+            positionals: [
+                PositionalSpec(name: "SHELL", kind: .choice(Shell.allCases.map(\.rawValue)), help: "bash, zsh or fish")
+            ],
             about: """
                 The script completes commands, options and their values; for -p, --return
                 the output ports and for -o, --send the input ports of the running JACK

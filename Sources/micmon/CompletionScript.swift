@@ -18,8 +18,14 @@ enum CompletionScript {
         var text = ""
         var previous: Character = " "
         for character in help {
-            if (previous == "." || previous == ";" || previous == ":") && character == " " { text.removeLast(); break }
-            if previous == " " && character == "(" { text.removeLast(); break }
+            if (previous == "." || previous == ";" || previous == ":") && character == " " {
+                text.removeLast()
+                break
+            }
+            if previous == " " && character == "(" {
+                text.removeLast()
+                break
+            }
             text.append(character)
             previous = character
         }
@@ -211,7 +217,7 @@ enum CompletionScript {
             """#
         for spec in commands {
             text += "        \(spec.name.rawValue))\n"
-            text += "            _arguments -s \\\n"
+            text += "            _arguments \\\n"
             for option in spec.options {
                 text += "                " + zshOption(option) + " \\\n"
             }
@@ -280,7 +286,8 @@ enum CompletionScript {
 
             """#
         for spec in commands {
-            text += "complete -c micmon -n " + fishQuoted("not __fish_seen_subcommand_from \(names)")
+            text +=
+                "complete -c micmon -n " + fishQuoted("not __fish_seen_subcommand_from \(names)")
                 + " -a \(spec.name.rawValue) -d " + fishQuoted(spec.summary) + "\n"
         }
         for spec in commands {

@@ -48,8 +48,11 @@ enum DenoiseCommand {
             Console.error("micmon: " + Messages.cannotWrite(options.outputPath, writeError.message))
             outcome = .fileError
         } else if result.framesRead < reader.frameCount {
-            Console.error("micmon: " + Messages.endedEarly(options.inputPath, framesRead: result.framesRead,
-                                                           of: reader.frameCount))
+            Console.error(
+                "micmon: "
+                    + Messages.endedEarly(
+                        options.inputPath, framesRead: result.framesRead,
+                        of: reader.frameCount))
             outcome = .usage
         }
         do { try writer.close() } catch {
@@ -63,8 +66,10 @@ enum DenoiseCommand {
 
     /// The processing loop: IN through the suppressor into OUT, `blockFrames` at a time, until IN
     /// ends or a write fails. Returns the frames read and the write error, if any.
-    static func process(reader: SoundFileReader, writer: SoundFileWriter, suppressor: NoiseSuppressor,
-                        blockFrames block: Int) -> (framesRead: Int64, writeError: SoundFileError?) {
+    static func process(
+        reader: SoundFileReader, writer: SoundFileWriter, suppressor: NoiseSuppressor,
+        blockFrames block: Int
+    ) -> (framesRead: Int64, writeError: SoundFileError?) {
         // The realtime threads run with denormals flushed; so does this one, for the same output.
         RealtimeHooks.enableFlushToZero()
         var interleaved = [Float](repeating: 0, count: block * 2)
@@ -75,14 +80,14 @@ enum DenoiseCommand {
         while true {
             let frames = interleaved.withUnsafeMutableBufferPointer { reader.read(into: $0) }
             if frames <= 0 { break }
-            for i in 0..<frames {
+            for i in 0 ..< frames {
                 primary[i] = interleaved[2 * i]
                 reference[i] = interleaved[2 * i + 1]
             }
             suppressor.process(primary: primary, reference: reference, clean: &clean, frameCount: frames)
             let writeError = clean.withUnsafeBufferPointer { buffer -> SoundFileError? in
                 do throws(SoundFileError) {
-                    try writer.write(interleaved: UnsafeBufferPointer(rebasing: buffer[0..<frames]))
+                    try writer.write(interleaved: UnsafeBufferPointer(rebasing: buffer[0 ..< frames]))
                 } catch {
                     return error
                 }

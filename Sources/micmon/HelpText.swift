@@ -15,15 +15,19 @@ enum HelpText {
         lines += ["", "Commands:"]
         let nameWidth = (CommandTable.visibleCommands.map(\.name.rawValue.count).max() ?? 0) + 4
         for spec in CommandTable.visibleCommands {
-            let label = "  " + spec.name.rawValue + String(repeating: " ", count: nameWidth - spec.name.rawValue.count - 2)
+            let label =
+                "  " + spec.name.rawValue + String(repeating: " ", count: nameWidth - spec.name.rawValue.count - 2)
             lines += wrap(words(spec.summary), first: label, width: width)
         }
         lines += ["", "Options of every session command:"]
         for option in [CommandTable.name, CommandTable.server, CommandTable.help, CommandTable.versionOption] {
             lines += optionLines(option)
         }
-        lines += [""] + wrap(words("Run micmon COMMAND --help for a command's options, micmon manual for the manual page."),
-                             first: "", width: width)
+        lines +=
+            [""]
+            + wrap(
+                words("Run micmon COMMAND --help for a command's options, micmon manual for the manual page."),
+                first: "", width: width)
         lines += [""] + exitCodeLines(CommandTable.sessionExitCodes)
         return lines.joined(separator: "\n")
     }
@@ -68,7 +72,8 @@ enum HelpText {
 
     /// "FILE [-p PORT]... [--json]", as words that may wrap between brackets.
     static func synopsisWords(_ spec: CommandSpec) -> [String] {
-        spec.positionals.map(\.name) + spec.ownOptions.map { "[" + $0.synopsisName + "]" + ($0.isRepeatable ? "..." : "") }
+        spec.positionals.map(\.name)
+            + spec.ownOptions.map { "[" + $0.synopsisName + "]" + ($0.isRepeatable ? "..." : "") }
     }
 
     /// "  -p, --port PORT   source port for ...", wrapped at `helpColumn`.
@@ -81,7 +86,8 @@ enum HelpText {
         var lines = ["Exit codes:"]
         for code in codes {
             let label = "  " + String(code.code.rawValue)
-            lines += wrap(words(code.meaning), first: label + String(repeating: " ", count: 6 - label.count), width: width)
+            lines += wrap(
+                words(code.meaning), first: label + String(repeating: " ", count: 6 - label.count), width: width)
         }
         return lines
     }
@@ -89,7 +95,8 @@ enum HelpText {
     /// `label` then `text` wrapped from `helpColumn` (on the next line when the label is too long).
     static func column(_ label: String, _ text: String) -> [String] {
         if label.count < helpColumn - 1 {
-            return wrap(words(text), first: label + String(repeating: " ", count: helpColumn - label.count), width: width)
+            return wrap(
+                words(text), first: label + String(repeating: " ", count: helpColumn - label.count), width: width)
         }
         return [label] + wrap(words(text), first: String(repeating: " ", count: helpColumn), width: width)
     }

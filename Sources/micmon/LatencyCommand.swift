@@ -46,9 +46,18 @@ enum LatencyCommand {
                 reason = .signal(StopSignals.received)
                 break
             }
-            if session.isComplete { reason = .durationReached; break }
-            if session.serverIsGone { reason = .serverGone; break }
-            if Console.outputIsBroken { reason = .outputClosed; break }
+            if session.isComplete {
+                reason = .durationReached
+                break
+            }
+            if session.serverIsGone {
+                reason = .serverGone
+                break
+            }
+            if Console.outputIsBroken {
+                reason = .outputClosed
+                break
+            }
             let now = RealtimeHooks.monotonicNanoseconds()
             if Double(now - began) / 1e9 > configuration.durationSeconds + 10 {
                 reason = .serverStalled

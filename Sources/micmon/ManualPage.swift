@@ -6,19 +6,24 @@ enum ManualPage {
         var out: [String] = [
             #".TH MICMON 1 "" "\#(escape(CommandTable.version))" "User Commands""#,
             ".SH NAME",
-            #"micmon \- "# + escape(String(CommandTable.title.split(separator: "—", maxSplits: 1).last ?? "")
-                .trimmingSpaces()),
+            #"micmon \- "#
+                + escape(
+                    String(CommandTable.title.split(separator: "—", maxSplits: 1).last ?? "")
+                        .trimmingSpaces()),
             ".SH SYNOPSIS",
         ]
         for spec in CommandTable.visibleCommands {
-            out += [".B micmon \(spec.name.rawValue)", escape(HelpText.synopsisWords(spec).joined(separator: " ")), ".br"]
+            out += [
+                ".B micmon \(spec.name.rawValue)", escape(HelpText.synopsisWords(spec).joined(separator: " ")), ".br",
+            ]
         }
         out += [
             ".SH DESCRIPTION",
-            escape("micmon meters, records, monitors and plays audio through a JACK server, measures its latency, "
-                   + "and runs a dual-microphone noise suppressor live or offline. Each command below takes its "
-                   + "options after the command name; every option that takes a value accepts --opt value and "
-                   + "--opt=value."),
+            escape(
+                "micmon meters, records, monitors and plays audio through a JACK server, measures its latency, "
+                    + "and runs a dual-microphone noise suppressor live or offline. Each command below takes its "
+                    + "options after the command name; every option that takes a value accepts --opt value and "
+                    + "--opt=value."),
             ".SH COMMANDS",
         ]
         for spec in CommandTable.visibleCommands {

@@ -31,8 +31,9 @@ final class MeterOutput {
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
-            let lines = MeterRenderer.lines(channels: channels, status: status,
-                                            width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
+            let lines = MeterRenderer.lines(
+                channels: channels, status: status,
+                width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
             Console.out(screen.redraw(lines))
         case .plain:
             if status.elapsedSeconds - lastPlainLine >= 1 {
@@ -71,17 +72,19 @@ final class MeterOutput {
         let connected = session.inputIsConnected
         var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
             // The clean channel (after the inputs) is connected whenever the primary is.
-            ChannelDisplay(name: pair.0, reading: pair.1,
-                           isConnected: index < connected.count ? connected[index] : connected.first ?? true)
+            ChannelDisplay(
+                name: pair.0, reading: pair.1,
+                isConnected: index < connected.count ? connected[index] : connected.first ?? true)
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {
             channels.append(ChannelDisplay(name: port.shortName, reading: reading, isConnected: true))
         }
         let frames = session.framesTaken
-        let status = MeterStatus(elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
-                                 xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
-                                 framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
+        let status = MeterStatus(
+            elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
+            xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
+            framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
         var statusWithReduction = status
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)

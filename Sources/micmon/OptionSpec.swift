@@ -40,8 +40,10 @@ struct OptionSpec: Sendable, Equatable {
     /// May be given more than once, each time adding a value.
     let isRepeatable: Bool
 
-    init(_ long: String, short: Character? = nil, _ placeholder: String? = nil, kind: ValueKind = .flag,
-         repeatable: Bool = false, help: String) {
+    init(
+        _ long: String, short: Character? = nil, _ placeholder: String? = nil, kind: ValueKind = .flag,
+        repeatable: Bool = false, help: String
+    ) {
         self.long = long
         self.short = short
         self.placeholder = placeholder

@@ -68,7 +68,10 @@ enum PlayCommand {
                     let pauses = options.onRouteLoss == .pause
                     Console.error("micmon: " + PlaybackReport.routeLost(at: seconds, ports: ports, pauses: pauses))
                     screen.forgetDrawing()
-                    if !pauses { reason = .routeLost; break playing }
+                    if !pauses {
+                        reason = .routeLost
+                        break playing
+                    }
                 case .restored(let ports):
                     Console.error("micmon: " + PlaybackReport.routeRestored(at: seconds, ports: ports))
                     screen.forgetDrawing()
@@ -80,26 +83,45 @@ enum PlayCommand {
                 ChannelDisplay(name: $0, reading: $1, isConnected: !session.isPaused)
             }
             let status = MeterStatus(elapsedSeconds: position, sampleRate: session.sampleRate, xruns: session.xruns)
-            let where_ = PlaybackReport.positionLine(isPaused: session.isPaused, seconds: position, totalSeconds: total,
-                                                     path: options.path)
+            let positionLine = PlaybackReport.positionLine(
+                isPaused: session.isPaused, seconds: position, totalSeconds: total,
+                path: options.path)
             if options.json {
                 Console.out(JSONLines.meter(channels: channels, status: status) + "\n")
             } else if isTerminal {
                 let width = Terminal.windowColumns() ?? terminal.columns
-                Console.out(screen.redraw(MeterRenderer.lines(channels: channels, status: status, width: width,
-                                                              color: terminal.color) + [where_]))
+                Console.out(
+                    screen.redraw(
+                        MeterRenderer.lines(
+                            channels: channels, status: status, width: width,
+                            color: terminal.color) + [positionLine]))
             } else if position - lastPlain >= 1 {
                 lastPlain = position
-                Console.out(MeterRenderer.plainLine(channels: channels, status: status) + " | " + where_ + "\n")
+                Console.out(MeterRenderer.plainLine(channels: channels, status: status) + " | " + positionLine + "\n")
             }
             if session.isFinished { break }
-            if StopSignals.received != 0 { reason = .signal(StopSignals.received); break }
-            if session.serverIsGone { reason = .serverGone; code = .serverUnavailable; break }
-            if let failure = session.readerFailure { reason = .readFailed(failure); code = .fileError; break }
-            if Console.outputIsBroken { reason = .outputClosed; break }
+            if StopSignals.received != 0 {
+                reason = .signal(StopSignals.received)
+                break
+            }
+            if session.serverIsGone {
+                reason = .serverGone
+                code = .serverUnavailable
+                break
+            }
+            if let failure = session.readerFailure {
+                reason = .readFailed(failure)
+                code = .fileError
+                break
+            }
+            if Console.outputIsBroken {
+                reason = .outputClosed
+                break
+            }
         }
-        let summary = PlaybackReport.Summary(reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,
-                                             framesStarved: session.framesStarved, xruns: session.xruns)
+        let summary = PlaybackReport.Summary(
+            reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,
+            framesStarved: session.framesStarved, xruns: session.xruns)
         session.stop()
         Console.out((options.json ? PlaybackReport.json(summary) : PlaybackReport.text(summary)) + "\n")
         if code == .serverUnavailable { Console.error("micmon: " + Messages.serverShutDownDuringPlayback) }

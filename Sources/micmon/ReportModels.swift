@@ -51,8 +51,9 @@ extension RoundTripFigures {
 
 extension LatencyProgress {
     init(_ session: LatencySession) {
-        self.init(secondsRun: session.secondsRun, sampleRate: session.sampleRate, loopState: session.roundTripState,
-                  emissionIsArmed: session.emissionIsArmed, latestEstimateFrames: session.latestEstimate?.delayFrames)
+        self.init(
+            secondsRun: session.secondsRun, sampleRate: session.sampleRate, loopState: session.roundTripState,
+            emissionIsArmed: session.emissionIsArmed, latestEstimateFrames: session.latestEstimate?.delayFrames)
     }
 }
 
@@ -83,10 +84,12 @@ extension SessionSummary {
             drops: summary.drops.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) },
             filePath: path,
             exitReason: reason,
-            callbackTiming: timing.cycles == 0 ? nil : SessionSummary.CallbackTiming(
-                latenessP99: timing.lateness.p99, latenessMax: timing.lateness.max,
-                executionMean: timing.execution.mean, executionP99: timing.execution.p99,
-                executionMax: timing.execution.max, periodUsecs: timing.periodUsecs))
+            callbackTiming: timing.cycles == 0
+                ? nil
+                : SessionSummary.CallbackTiming(
+                    latenessP99: timing.lateness.p99, latenessMax: timing.lateness.max,
+                    executionMean: timing.execution.mean, executionP99: timing.execution.p99,
+                    executionMax: timing.execution.max, periodUsecs: timing.periodUsecs))
         framesSkippedByServer = summary.framesSkippedByServer
         serverGapCount = summary.serverGapCount
         serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import micmon
 
 /// A program run to its end, its output read back. Test threads.
@@ -10,7 +11,8 @@ private struct ToolRun {
 
     init(_ arguments: [String], environment: [String: String?] = [:]) throws {
         let folder = TestEnvironment.scratchFolder("tool")
-        let child = try ChildProcess(arguments, environment: environment, stdout: folder + "/stdout", stderr: folder + "/stderr")
+        let child = try ChildProcess(
+            arguments, environment: environment, stdout: folder + "/stdout", stderr: folder + "/stderr")
         code = child.wait(timeout: 60).code
         stdout = (try? String(contentsOfFile: folder + "/stdout", encoding: .utf8)) ?? ""
         stderr = (try? String(contentsOfFile: folder + "/stderr", encoding: .utf8)) ?? ""
@@ -46,7 +48,9 @@ struct CommandLineCompletionTests {
 
             """#
         for line in lines { driver += "try \(CompletionScript.quoted(line))\n" }
-        let result = try ToolRun(["bash", try file(driver, named: "driver.bash"), try file(script, named: "micmon.bash")])
+        let result = try ToolRun([
+            "bash", try file(driver, named: "driver.bash"), try file(script, named: "micmon.bash"),
+        ])
         #expect(result.code == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.isEmpty, "stderr: \(result.stderr)")
         var output = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -60,8 +64,11 @@ struct CommandLineCompletionTests {
     @Test("bash: the script registers micmon and completes commands, options and values")
     func bash() throws {
         let script = CompletionScript.script(for: .bash)
-        var lines = ["micmon ", "micmon rec", "micmon meter --js", "micmon record x.wav --format=f", "micmon record x.wav --bits ",
-                     "micmon completions ", "micmon play x.wav --on-route-loss=", "micmon record x.wav --channels "]
+        var lines = [
+            "micmon ", "micmon rec", "micmon meter --js", "micmon record x.wav --format=f",
+            "micmon record x.wav --bits ",
+            "micmon completions ", "micmon play x.wav --on-route-loss=", "micmon record x.wav --channels ",
+        ]
         let commands = CommandTable.visibleCommands
         lines += commands.map { "micmon \($0.name.rawValue) -" }
         let replies = try Self.bashCompletions(script, lines)
@@ -84,14 +91,16 @@ struct CommandLineCompletionTests {
         let server = try SharedTestServer.require()
         let script = CompletionScript.script(for: .bash)
         let micmon = TestEnvironment.micmonPath
-        let replies = try Self.bashCompletions(script, [
-            "\(micmon) meter -s \(server.name) -p ",
-            "\(micmon) record x.wav --server=\(server.name) --port=system:",
-            "\(micmon) play x.wav -s \(server.name) -o ",
-            "\(micmon) latency -s \(server.name) --send system:play",
-            "\(micmon) latency -s \(server.name) --return ",
-            "\(micmon) meter -s micmon-no-such-server -p ",
-        ])
+        let replies = try Self.bashCompletions(
+            script,
+            [
+                "\(micmon) meter -s \(server.name) -p ",
+                "\(micmon) record x.wav --server=\(server.name) --port=system:",
+                "\(micmon) play x.wav -s \(server.name) -o ",
+                "\(micmon) latency -s \(server.name) --send system:play",
+                "\(micmon) latency -s \(server.name) --return ",
+                "\(micmon) meter -s micmon-no-such-server -p ",
+            ])
         #expect(replies[0].contains("system:capture_1") && replies[0].contains(server.source.outputPorts[0]))
         #expect(!replies[0].contains("system:playback_1"))
         // After "system:" bash completes what follows the colon.
@@ -125,9 +134,13 @@ struct CommandLineCompletionTests {
         let syntax = try ToolRun(["zsh", "-n", path])
         #expect(syntax.code == 0 && syntax.stderr.isEmpty, "zsh -n: \(syntax.stderr)")
         let home = TestEnvironment.scratchFolder("zsh-home")
-        let loaded = try ToolRun(["zsh", "-f", "-c", "autoload -U compinit && compinit -u -D && source \(path) && "
-                                  + "print -r -- $_comps[micmon] && whence -w _micmon _micmon_ports"],
-                                 environment: ["HOME": home, "ZDOTDIR": home])
+        let loaded = try ToolRun(
+            [
+                "zsh", "-f", "-c",
+                "autoload -U compinit && compinit -u -D && source \(path) && "
+                    + "print -r -- $_comps[micmon] && whence -w _micmon _micmon_ports",
+            ],
+            environment: ["HOME": home, "ZDOTDIR": home])
         #expect(loaded.code == 0, "stderr: \(loaded.stderr)")
         #expect(loaded.stdout == "_micmon\n_micmon: function\n_micmon_ports: function\n", "stdout: \(loaded.stdout)")
         for spec in CommandTable.visibleCommands {
@@ -144,12 +157,15 @@ struct CommandLineCompletionTests {
         let syntax = try ToolRun(["fish", "-n", path])
         #expect(syntax.code == 0 && syntax.stderr.isEmpty, "fish -n: \(syntax.stderr)")
         let home = TestEnvironment.scratchFolder("fish-home")
-        let path_ = micmonFolder + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        let queries = ["micmon rec", "micmon record x.wav --format ", "micmon meter -s \(server.name) -p ",
-                       "micmon play x.wav -s \(server.name) -o "]
+        let searchPath = micmonFolder + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let queries = [
+            "micmon rec", "micmon record x.wav --format ", "micmon meter -s \(server.name) -p ",
+            "micmon play x.wav -s \(server.name) -o ",
+        ]
         let command = "source \(path); " + queries.map { "complete -C '\($0)'; echo ==" }.joined(separator: "; ")
-        let result = try ToolRun(["fish", "--no-config", "-c", command],
-                                 environment: ["HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home, "PATH": path_])
+        let result = try ToolRun(
+            ["fish", "--no-config", "-c", command],
+            environment: ["HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home, "PATH": searchPath])
         #expect(result.code == 0, "stderr: \(result.stderr)")
         let sections = result.stdout.components(separatedBy: "==\n").map { section in
             section.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
@@ -162,12 +178,14 @@ struct CommandLineCompletionTests {
         #expect(sections[3].contains("system:playback_1") && !sections[3].contains("system:capture_1"))
     }
 
-    @Test("micmon manual renders with man -l, without warnings, and documents every option",
-          .enabled(if: ToolRun.usable("man")))
+    @Test(
+        "micmon manual renders with man -l, without warnings, and documents every option",
+        .enabled(if: ToolRun.usable("man")))
     func manual() throws {
         let path = try file(ManualPage.page, named: "micmon.1")
-        let result = try ToolRun(["man", "--warnings", "-E", "UTF-8", "-l", path],
-                                 environment: ["LC_ALL": "C.UTF-8", "MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
+        let result = try ToolRun(
+            ["man", "--warnings", "-E", "UTF-8", "-l", path],
+            environment: ["LC_ALL": "C.UTF-8", "MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
         #expect(result.code == 0)
         #expect(result.stderr.isEmpty, "man: \(result.stderr)")
         let text = result.stdout
@@ -177,7 +195,9 @@ struct CommandLineCompletionTests {
         }
         for spec in CommandTable.visibleCommands {
             #expect(text.contains("micmon \(spec.name.rawValue)"))
-            for option in spec.options { #expect(text.contains(option.longName), "\(spec.name.rawValue) \(option.longName)") }
+            for option in spec.options {
+                #expect(text.contains(option.longName), "\(spec.name.rawValue) \(option.longName)")
+            }
         }
         #expect(text.contains("\(DenoiseFigures.delayFrames) frames"))
         #expect(!ManualPage.page.contains("micmon ports"))

@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import SoundFile
 import Testing
+
 @testable import micmon
 
 /// Parses `arguments` (after the program name), or returns the usage error.
@@ -30,7 +31,8 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (.demo, "format"), (.demo, "bits"): return (option.long == "format" ? "caf" : "16", ["--record", "demo.wav"])
     case (_, "format"): return ("caf", [])
     case (_, "bits"): return ("16", [])
-    case (.record, "output"), (.record, "gain"): return (option.long == "gain" ? "-6" : "system:playback_1", ["--monitor"])
+    case (.record, "output"), (.record, "gain"):
+        return (option.long == "gain" ? "-6" : "system:playback_1", ["--monitor"])
     case (_, "output"): return ("system:playback_1", [])
     case (_, "gain"): return ("-6", [])
     case (.demo, "channels"): return ("clean", ["--denoise", "--record", "demo.wav"])
@@ -46,7 +48,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "block"): return ("64", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
-         (.completions, _), (.manual, _), (.ports, _):
+        (.completions, _), (.manual, _), (.ports, _):
         return ("", [])
     }
 }
@@ -58,7 +60,9 @@ struct OptionCase: CustomStringConvertible, Sendable {
     var description: String { "\(command.rawValue) \(option.longName)" }
 
     static let all: [OptionCase] = CommandName.allCases.flatMap { name in
-        name.spec.options.filter { $0.long != "help" && $0.long != "version" }.map { OptionCase(command: name, option: $0) }
+        name.spec.options.filter { $0.long != "help" && $0.long != "version" }.map {
+            OptionCase(command: name, option: $0)
+        }
     }
     static let withValues = all.filter { $0.option.takesValue }
     static let switches = all.filter { !$0.option.takesValue }
@@ -68,8 +72,9 @@ struct OptionCase: CustomStringConvertible, Sendable {
 struct CommandLineParseTests {
     // MARK: every option, both spellings
 
-    @Test("every option with a value: --opt value, --opt=value and -x value parse alike and take effect",
-          arguments: OptionCase.withValues)
+    @Test(
+        "every option with a value: --opt value, --opt=value and -x value parse alike and take effect",
+        arguments: OptionCase.withValues)
     func optionWithValue(_ item: OptionCase) throws {
         let (value, context) = sample(item.command, item.option)
         let base = [item.command.rawValue] + required(item.command) + context
@@ -88,14 +93,17 @@ struct CommandLineParseTests {
         let set = try Command.parse(base + [item.option.longName])
         #expect(try Command.parse(base) != set, "the switch changed nothing")
         if let short = item.option.shortName { #expect(try Command.parse(base + [short]) == set) }
-        #expect(parsed(base + [item.option.longName + "=yes"])
+        #expect(
+            parsed(base + [item.option.longName + "=yes"])
                 == .failure(UsageError("option \(item.option.longName) takes no value")))
     }
 
     @Test("every option with a value: a missing value is a usage error", arguments: OptionCase.withValues)
     func missingValue(_ item: OptionCase) {
         let base = [item.command.rawValue] + required(item.command)
-        #expect(parsed(base + [item.option.longName]) == .failure(UsageError("option \(item.option.longName) needs a value")))
+        #expect(
+            parsed(base + [item.option.longName])
+                == .failure(UsageError("option \(item.option.longName) needs a value")))
         if let short = item.option.shortName {
             #expect(parsed(base + [short]) == .failure(UsageError("option \(short) needs a value")))
         }
@@ -133,12 +141,18 @@ struct CommandLineParseTests {
         expected.json = true
         expected.waitsForServer = true
         expected.denoises = true
-        #expect(try Command.parse(["meter", "-p", "system:capture_1", "--port=player:out_?", "-n", "mon", "--server=studio",
-                                   "--duration", "1.5", "--json", "--wait-server", "--denoise"]) == .meter(expected))
+        #expect(
+            try Command.parse([
+                "meter", "-p", "system:capture_1", "--port=player:out_?", "-n", "mon", "--server=studio",
+                "--duration", "1.5", "--json", "--wait-server", "--denoise",
+            ]) == .meter(expected))
         // A later value overrides an earlier one; -p adds.
-        #expect(try Command.parse(["meter", "--duration=1", "--duration", "1.5", "-n", "x", "--name=mon", "-s", "studio",
-                                   "-p", "system:capture_1", "-p", "player:out_?", "--json", "--wait-server",
-                                   "--denoise"]) == .meter(expected))
+        #expect(
+            try Command.parse([
+                "meter", "--duration=1", "--duration", "1.5", "-n", "x", "--name=mon", "-s", "studio",
+                "-p", "system:capture_1", "-p", "player:out_?", "--json", "--wait-server",
+                "--denoise",
+            ]) == .meter(expected))
     }
 
     @Test func recordOptions() throws {
@@ -153,13 +167,22 @@ struct CommandLineParseTests {
         expected.monitorGainDecibels = -6
         expected.denoises = true
         expected.recordedChannels = .clean
-        #expect(try Command.parse(["record", "take.flac", "--format=WAV", "--bits", "16", "--force", "--monitor",
-                                   "-o", "system:playback_1", "--gain=-6", "--denoise", "--channels", "clean"])
+        #expect(
+            try Command.parse([
+                "record", "take.flac", "--format=WAV", "--bits", "16", "--force", "--monitor",
+                "-o", "system:playback_1", "--gain=-6", "--denoise", "--channels", "clean",
+            ])
                 == .record(expected))
         // The container from the extension, float by default; "-" is a file name, not an option.
-        guard case .record(let stdout) = try Command.parse(["record", "-"]) else { Issue.record("not record"); return }
+        guard case .record(let stdout) = try Command.parse(["record", "-"]) else {
+            Issue.record("not record")
+            return
+        }
         #expect(stdout.filePath == "-" && stdout.format == AudioFileFormat(container: .wav, encoding: .float))
-        guard case .record(let caf) = try Command.parse(["record", "x.CAF"]) else { Issue.record("not record"); return }
+        guard case .record(let caf) = try Command.parse(["record", "x.CAF"]) else {
+            Issue.record("not record")
+            return
+        }
         #expect(caf.format == AudioFileFormat(container: .caf, encoding: .float))
         guard case .record(let dashed) = try Command.parse(["record", "--", "--take.wav"]) else {
             Issue.record("not record")
@@ -187,8 +210,11 @@ struct CommandLineParseTests {
         expected.recordedChannels = .raw
         expected.durationSeconds = 3
         expected.clientName = "d"
-        #expect(try Command.parse(["demo", "--record=demo.flac", "--bits=16", "--force", "--denoise", "--channels=raw",
-                                   "--duration=3", "--name=d"]) == .demo(expected))
+        #expect(
+            try Command.parse([
+                "demo", "--record=demo.flac", "--bits=16", "--force", "--denoise", "--channels=raw",
+                "--duration=3", "--name=d",
+            ]) == .demo(expected))
     }
 
     @Test func latencyOptions() throws {
@@ -200,8 +226,11 @@ struct CommandLineParseTests {
         expected.json = true
         expected.clientName = "lat"
         expected.serverName = "s"
-        #expect(try Command.parse(["latency", "--send=system:playback_1", "--return", "system:capture_1",
-                                   "--duration=2", "--json", "-n", "lat", "-s", "s"]) == .latency(expected))
+        #expect(
+            try Command.parse([
+                "latency", "--send=system:playback_1", "--return", "system:capture_1",
+                "--duration=2", "--json", "-n", "lat", "-s", "s",
+            ]) == .latency(expected))
         var loop = LatencyOptions()
         loop.softwareLoop = true
         #expect(try Command.parse(["latency", "--software-loop"]) == .latency(loop))
@@ -221,15 +250,21 @@ struct CommandLineParseTests {
         expected.clientName = "p"
         expected.serverName = "s"
         // A value that looks like a negative number is a value, and a lone number a positional.
-        #expect(try Command.parse(["play", "-o", "a:in", "--output=b:in", "--volume", "0.25", "--pan=-1", "--loops", "-1",
-                                   "--rate=0.5", "--on-route-loss", "stop", "--json", "-n", "p", "-s", "s", "song.wav"])
+        #expect(
+            try Command.parse([
+                "play", "-o", "a:in", "--output=b:in", "--volume", "0.25", "--pan=-1", "--loops", "-1",
+                "--rate=0.5", "--on-route-loss", "stop", "--json", "-n", "p", "-s", "s", "song.wav",
+            ])
                 == .play(expected))
         let configuration = expected.configuration
         #expect(configuration.path == "song.wav" && configuration.destinations == ["a:in", "b:in"])
         #expect(configuration.volume == 0.25 && configuration.pan == -1 && configuration.loops == -1)
         #expect(configuration.rate == 0.5 && configuration.onRouteLoss == .stop)
         #expect(configuration.clientName == "p" && configuration.serverName == "s")
-        guard case .play(let numbered) = try Command.parse(["play", "-5"]) else { Issue.record("not play"); return }
+        guard case .play(let numbered) = try Command.parse(["play", "-5"]) else {
+            Issue.record("not play")
+            return
+        }
         #expect(numbered.path == "-5")
     }
 
@@ -242,16 +277,24 @@ struct CommandLineParseTests {
         expected.blockFrames = 8192
         expected.force = true
         expected.format = AudioFileFormat(container: .w64, encoding: .pcm32)
-        #expect(try Command.parse(["denoise", "--block=8192", "in.wav", "--force", "out.flac", "--format", "w64",
-                                   "--bits=32"]) == .denoise(expected))
+        #expect(
+            try Command.parse([
+                "denoise", "--block=8192", "in.wav", "--force", "out.flac", "--format", "w64",
+                "--bits=32",
+            ]) == .denoise(expected))
     }
 
     @Test func textCommands() throws {
-        for shell in micmon.Shell.allCases { #expect(try Command.parse(["completions", shell.rawValue]) == .completions(shell)) }
+        for shell in micmon.Shell.allCases {
+            #expect(try Command.parse(["completions", shell.rawValue]) == .completions(shell))
+        }
         #expect(try Command.parse(["manual"]) == .manual)
         #expect(try Command.parse(["ports"]) == .ports(PortsOptions()))
-        #expect(try Command.parse(["ports", "--output", "--server=x"]) == .ports(PortsOptions(output: true, serverName: "x")))
-        #expect(try Command.parse(["ports", "--input", "-s", "x"]) == .ports(PortsOptions(input: true, serverName: "x")))
+        #expect(
+            try Command.parse(["ports", "--output", "--server=x"])
+                == .ports(PortsOptions(output: true, serverName: "x")))
+        #expect(
+            try Command.parse(["ports", "--input", "-s", "x"]) == .ports(PortsOptions(input: true, serverName: "x")))
     }
 
     // MARK: bad input
@@ -269,20 +312,31 @@ struct CommandLineParseTests {
 
     static let badInputs: [BadParse] = [
         // commands and options
-        BadParse(["recrod", "x.wav"], "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, completions, manual; see micmon --help)"),
+        BadParse(
+            ["recrod", "x.wav"],
+            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, completions, manual; see micmon --help)"
+        ),
         BadParse(["meter", "--bogus"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "--bogus=1"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "-x"], "unknown option '-x' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "-pfoo"], "unknown option '-pfoo' for micmon meter (see micmon meter --help)"),
-        BadParse(["meter", "--software-loop"], "unknown option '--software-loop' for micmon meter (see micmon meter --help)"),
+        BadParse(
+            ["meter", "--software-loop"], "unknown option '--software-loop' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "-o", "x"], "unknown option '-o' for micmon meter (see micmon meter --help)"),
-        BadParse(["latency", "--denoise"], "unknown option '--denoise' for micmon latency (see micmon latency --help)"),
-        BadParse(["latency", "--wait-server"], "unknown option '--wait-server' for micmon latency (see micmon latency --help)"),
+        BadParse(
+            ["latency", "--denoise"], "unknown option '--denoise' for micmon latency (see micmon latency --help)"),
+        BadParse(
+            ["latency", "--wait-server"],
+            "unknown option '--wait-server' for micmon latency (see micmon latency --help)"),
         BadParse(["demo", "--wait-server"], "unknown option '--wait-server' for micmon demo (see micmon demo --help)"),
-        BadParse(["play", "x.wav", "--duration", "1"], "unknown option '--duration' for micmon play (see micmon play --help)"),
+        BadParse(
+            ["play", "x.wav", "--duration", "1"], "unknown option '--duration' for micmon play (see micmon play --help)"
+        ),
         BadParse(["play", "x.wav", "-p", "a"], "unknown option '-p' for micmon play (see micmon play --help)"),
-        BadParse(["denoise", "a", "b", "--fast"], "unknown option '--fast' for micmon denoise (see micmon denoise --help)"),
-        BadParse(["denoise", "a", "b", "-n", "x"], "unknown option '-n' for micmon denoise (see micmon denoise --help)"),
+        BadParse(
+            ["denoise", "a", "b", "--fast"], "unknown option '--fast' for micmon denoise (see micmon denoise --help)"),
+        BadParse(
+            ["denoise", "a", "b", "-n", "x"], "unknown option '-n' for micmon denoise (see micmon denoise --help)"),
         BadParse(["manual", "--json"], "unknown option '--json' for micmon manual (see micmon manual --help)"),
         // refusals
         BadParse(["meter", "--bits", "16"], "--format, --bits and --force apply only when recording"),
@@ -291,8 +345,12 @@ struct CommandLineParseTests {
         BadParse(["latency", "--force"], "--format, --bits and --force apply only when recording"),
         BadParse(["demo", "--bits", "16"], "--format, --bits and --force apply only when recording"),
         BadParse(["demo", "--force"], "--format, --bits and --force apply only when recording"),
-        BadParse(["latency", "-p", "system:capture_1"], "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
-        BadParse(["latency", "--port=system:capture_1"], "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
+        BadParse(
+            ["latency", "-p", "system:capture_1"],
+            "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
+        BadParse(
+            ["latency", "--port=system:capture_1"],
+            "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
         BadParse(["demo", "-s", "x"], "-s does not apply to micmon demo (it starts a private server of its own)"),
         BadParse(["demo", "-p", "x"], "-p does not apply to micmon demo (the demo source feeds the inputs)"),
         // values
@@ -311,18 +369,32 @@ struct CommandLineParseTests {
         BadParse(["demo", "--name="], "--name needs a non-empty client name"),
         BadParse(["monitor", "--gain", "25"], "--gain needs a number of dB from -60 to 24, not '25'"),
         BadParse(["monitor", "--gain=-61"], "--gain needs a number of dB from -60 to 24, not '-61'"),
-        BadParse(["record", "x.wav", "--monitor", "--gain", "loud"], "--gain needs a number of dB from -60 to 24, not 'loud'"),
+        BadParse(
+            ["record", "x.wav", "--monitor", "--gain", "loud"], "--gain needs a number of dB from -60 to 24, not 'loud'"
+        ),
         BadParse(["record", "x.wav", "--format", "mp3"], "unknown --format 'mp3' (wav, w64, rf64, caf, flac)"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
-        BadParse(["record", "take.flac", "--bits", "float"], "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
-        BadParse(["record", "take.flac", "--bits=32"], "flac cannot hold 32-bit samples (libsndfile refuses the combination); try --bits 24"),
-        BadParse(["demo", "--record", "d.wav", "--format", "ogg"], "unknown --format 'ogg' (wav, w64, rf64, caf, flac)"),
-        BadParse(["record", "x.wav", "--denoise", "--channels", "left"], "--channels needs raw, clean or all, not 'left'"),
+        BadParse(
+            ["record", "take.flac", "--bits", "float"],
+            "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
+        BadParse(
+            ["record", "take.flac", "--bits=32"],
+            "flac cannot hold 32-bit samples (libsndfile refuses the combination); try --bits 24"),
+        BadParse(
+            ["demo", "--record", "d.wav", "--format", "ogg"], "unknown --format 'ogg' (wav, w64, rf64, caf, flac)"),
+        BadParse(
+            ["record", "x.wav", "--denoise", "--channels", "left"], "--channels needs raw, clean or all, not 'left'"),
         BadParse(["record", "x.wav", "--channels", "raw"], "--channels applies only when recording with --denoise"),
         BadParse(["demo", "--denoise", "--channels", "raw"], "--channels applies only when recording with --denoise"),
-        BadParse(["record", "x.wav", "-o", "a:in"], "-o and --gain apply only when monitoring (micmon monitor, or record --monitor)"),
-        BadParse(["record", "x.wav", "--gain", "3"], "-o and --gain apply only when monitoring (micmon monitor, or record --monitor)"),
-        BadParse(["latency", "--return", "system:capture_1", "--software-loop"], "--return and --software-loop both feed in_1; give one of them"),
+        BadParse(
+            ["record", "x.wav", "-o", "a:in"],
+            "-o and --gain apply only when monitoring (micmon monitor, or record --monitor)"),
+        BadParse(
+            ["record", "x.wav", "--gain", "3"],
+            "-o and --gain apply only when monitoring (micmon monitor, or record --monitor)"),
+        BadParse(
+            ["latency", "--return", "system:capture_1", "--software-loop"],
+            "--return and --software-loop both feed in_1; give one of them"),
         BadParse(["play", "x.wav", "--volume", "1.5"], "--volume must be between 0 and 1 (got 1.5)"),
         BadParse(["play", "x.wav", "--volume=loud"], "--volume needs a number, not 'loud'"),
         BadParse(["play", "x.wav", "--pan", "-2"], "--pan must be between -1 and 1 (got -2)"),
@@ -331,9 +403,13 @@ struct CommandLineParseTests {
         BadParse(["play", "x.wav", "--loops", "-2"], "--loops needs a whole number ≥ -1, not '-2'"),
         BadParse(["play", "x.wav", "--loops", "1.5"], "--loops needs a whole number ≥ -1, not '1.5'"),
         BadParse(["play", "x.wav", "--on-route-loss", "wait"], "--on-route-loss takes pause or stop, not 'wait'"),
-        BadParse(["denoise", "a", "b", "--block", "0"], "--block needs a whole number of frames from 1 to 8192, not '0'"),
-        BadParse(["denoise", "a", "b", "--block=8193"], "--block needs a whole number of frames from 1 to 8192, not '8193'"),
-        BadParse(["denoise", "a", "b.flac", "--bits", "float"], "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
+        BadParse(
+            ["denoise", "a", "b", "--block", "0"], "--block needs a whole number of frames from 1 to 8192, not '0'"),
+        BadParse(
+            ["denoise", "a", "b", "--block=8193"], "--block needs a whole number of frames from 1 to 8192, not '8193'"),
+        BadParse(
+            ["denoise", "a", "b.flac", "--bits", "float"],
+            "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
         // positionals
         BadParse(["record"], "record needs a FILE to write (see micmon record --help)"),
         BadParse(["record", "a.wav", "b.wav"], "record takes one FILE, got: a.wav b.wav"),
@@ -346,7 +422,8 @@ struct CommandLineParseTests {
         BadParse(["denoise", "in.wav"], "denoise needs IN and OUT files (see micmon denoise --help)"),
         BadParse(["denoise", "a", "b", "c"], "denoise needs IN and OUT files (see micmon denoise --help)"),
         BadParse(["completions"], "completions needs one SHELL: bash, zsh or fish (see micmon completions --help)"),
-        BadParse(["completions", "tcsh"], "completions needs one SHELL: bash, zsh or fish (see micmon completions --help)"),
+        BadParse(
+            ["completions", "tcsh"], "completions needs one SHELL: bash, zsh or fish (see micmon completions --help)"),
         BadParse(["manual", "extra"], "unexpected argument 'extra' for micmon manual"),
         BadParse(["ports", "extra"], "unexpected argument 'extra' for micmon ports"),
     ]
@@ -363,7 +440,8 @@ struct CommandLineParseTests {
         #expect(DenoiseFigures.delayFrames == suppressor.latencyFrames && DenoiseFigures.delayFrames > 0)
         let page = HelpText.page(CommandName.denoise.spec)
         let milliseconds = Double(suppressor.latencyFrames) / 48
-        #expect(page.contains("\(suppressor.latencyFrames) frames (\(String(format: "%.1f", milliseconds)) ms at 48 kHz"))
+        #expect(
+            page.contains("\(suppressor.latencyFrames) frames (\(String(format: "%.1f", milliseconds)) ms at 48 kHz"))
         #expect(!page.contains("8 ms frame"))
     }
 
@@ -393,21 +471,37 @@ struct CommandLineTests {
         BadInput(name: "missing duration", arguments: ["meter", "--duration"], message: "--duration needs a value"),
         BadInput(name: "zero duration", arguments: ["meter", "--duration=0"], message: "greater than 0"),
         BadInput(name: "record without a file", arguments: ["record"], message: "needs a FILE"),
-        BadInput(name: "flac cannot hold float", arguments: ["record", "SCRATCH/take.flac", "--bits", "float"],
-                 message: "flac cannot hold float"),
-        BadInput(name: "missing folder", arguments: ["record", "SCRATCH/no/such/folder/take.wav"], message: "does not exist"),
-        BadInput(name: "unwritable path", arguments: ["record", "/proc/micmon-take.wav"],
-                 message: "cannot write /proc/micmon-take.wav"),
+        BadInput(
+            name: "flac cannot hold float", arguments: ["record", "SCRATCH/take.flac", "--bits", "float"],
+            message: "flac cannot hold float"),
+        BadInput(
+            name: "missing folder", arguments: ["record", "SCRATCH/no/such/folder/take.wav"], message: "does not exist"),
+        BadInput(
+            name: "unwritable path", arguments: ["record", "/proc/micmon-take.wav"],
+            message: "cannot write /proc/micmon-take.wav"),
         BadInput(name: "a directory as FILE", arguments: ["record", "SCRATCH"], message: "is a directory"),
-        BadInput(name: "existing file without --force", arguments: ["record", "SCRATCH/existing.wav"], message: "exists; use --force"),
-        BadInput(name: "demo: existing file without --force", arguments: ["demo", "--record=SCRATCH/existing.wav"],
-                 message: "exists; use --force"),
-        BadInput(name: "format options without a file", arguments: ["meter", "--bits", "16"], message: "only when recording"),
-        BadInput(name: "latency: -p", arguments: ["latency", "-p", "system:capture_1"], message: "-p does not apply to micmon latency"),
-        BadInput(name: "play: no such file", arguments: ["play", "SCRATCH/none.wav"], message: "cannot play SCRATCH/none.wav"),
-        BadInput(name: "play: a directory", arguments: ["play", "SCRATCH"], message: "is a directory, not a sound file"),
-        BadInput(name: "play: bad volume", arguments: ["play", "SCRATCH/existing.wav", "--volume=2"], message: "--volume must be between"),
-        BadInput(name: "completions: unknown shell", arguments: ["completions", "tcsh"], message: "completions needs one SHELL"),
+        BadInput(
+            name: "existing file without --force", arguments: ["record", "SCRATCH/existing.wav"],
+            message: "exists; use --force"),
+        BadInput(
+            name: "demo: existing file without --force", arguments: ["demo", "--record=SCRATCH/existing.wav"],
+            message: "exists; use --force"),
+        BadInput(
+            name: "format options without a file", arguments: ["meter", "--bits", "16"], message: "only when recording"),
+        BadInput(
+            name: "latency: -p", arguments: ["latency", "-p", "system:capture_1"],
+            message: "-p does not apply to micmon latency"),
+        BadInput(
+            name: "play: no such file", arguments: ["play", "SCRATCH/none.wav"], message: "cannot play SCRATCH/none.wav"
+        ),
+        BadInput(
+            name: "play: a directory", arguments: ["play", "SCRATCH"], message: "is a directory, not a sound file"),
+        BadInput(
+            name: "play: bad volume", arguments: ["play", "SCRATCH/existing.wav", "--volume=2"],
+            message: "--volume must be between"),
+        BadInput(
+            name: "completions: unknown shell", arguments: ["completions", "tcsh"],
+            message: "completions needs one SHELL"),
     ]
 
     @Test("bad input exits 64 with a one-line reason and creates nothing", arguments: badInputs)
@@ -418,14 +512,16 @@ struct CommandLineTests {
         let before = try FileManager.default.contentsOfDirectory(atPath: scratch).sorted()
         // No server under this name: if micmon got as far as JACK, the exit code would be 69.
         let arguments = input.arguments.map { $0.replacingOccurrences(of: "SCRATCH", with: scratch) }
-        let result = try MicmonProcess.run(arguments, environment: ["JACK_DEFAULT_SERVER": "micmon-no-such-server"],
-                                           timeout: 20)
+        let result = try MicmonProcess.run(
+            arguments, environment: ["JACK_DEFAULT_SERVER": "micmon-no-such-server"],
+            timeout: 20)
         #expect(result.exitCode == 64)
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "stderr: \(result.stderr)")
         #expect(result.stderr.hasPrefix("micmon: "))
-        #expect(result.stderr.contains(input.message.replacingOccurrences(of: "SCRATCH", with: scratch)),
-                "stderr: \(result.stderr)")
+        #expect(
+            result.stderr.contains(input.message.replacingOccurrences(of: "SCRATCH", with: scratch)),
+            "stderr: \(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).sorted() == before)
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep me")
@@ -435,7 +531,8 @@ struct CommandLineTests {
     @Test("no JACK server: a clear message pointing to micmon demo, exit 69, nothing created")
     func noServer() throws {
         let scratch = TestEnvironment.scratchFolder("noserver")
-        let result = try MicmonProcess.run(["record", scratch + "/take.wav", "-s", "micmon-no-such-server"], timeout: 30)
+        let result = try MicmonProcess.run(
+            ["record", scratch + "/take.wav", "-s", "micmon-no-such-server"], timeout: 30)
         #expect(result.exitCode == 69)
         #expect(result.stderr.contains("cannot connect to the JACK server 'micmon-no-such-server'"))
         #expect(result.stderr.contains("`jackd -n micmon-no-such-server -d dummy`"))
@@ -451,7 +548,8 @@ struct CommandLineTests {
     @Test("an unknown port lists the available output ports and exits 64")
     func unknownPort() throws {
         let server = try SharedTestServer.require()
-        let result = try MicmonProcess.run(["meter", "-s", server.name, "-p", "nosuch:port_*", "--duration", "1"], timeout: 30)
+        let result = try MicmonProcess.run(
+            ["meter", "-s", server.name, "-p", "nosuch:port_*", "--duration", "1"], timeout: 30)
         #expect(result.exitCode == 64)
         #expect(result.stderr.contains("no JACK output port matches 'nosuch:port_*'"))
         #expect(result.stderr.contains(server.source.outputPorts[0]))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import micmon
 
 /// Text compared with a committed file under Snapshots/. `MICMON_UPDATE_SNAPSHOTS=1` rewrites
@@ -12,16 +13,20 @@ enum Snapshot {
         let environment = ProcessInfo.processInfo.environment
         if environment["MICMON_UPDATE_SNAPSHOTS"] == "1" {
             guard environment["CI"] != "true" else {
-                Issue.record("MICMON_UPDATE_SNAPSHOTS=1 is refused under CI=true: CI compares snapshots, it never writes them",
-                             sourceLocation: sourceLocation)
+                Issue.record(
+                    "MICMON_UPDATE_SNAPSHOTS=1 is refused under CI=true: CI compares snapshots, it never writes them",
+                    sourceLocation: sourceLocation)
                 return
             }
             try text.write(to: url, atomically: true, encoding: .utf8)
             return
         }
         let stored = try? String(contentsOf: url, encoding: .utf8)
-        #expect(stored != nil, "no snapshot \(name); make it with MICMON_UPDATE_SNAPSHOTS=1", sourceLocation: sourceLocation)
-        let advice: Comment = "\(name) differs from the output; if the change is meant, rerun with MICMON_UPDATE_SNAPSHOTS=1 and review the diff"
+        #expect(
+            stored != nil, "no snapshot \(name); make it with MICMON_UPDATE_SNAPSHOTS=1", sourceLocation: sourceLocation
+        )
+        let advice: Comment =
+            "\(name) differs from the output; if the change is meant, rerun with MICMON_UPDATE_SNAPSHOTS=1 and review the diff"
         #expect(stored == text, advice, sourceLocation: sourceLocation)
     }
 }

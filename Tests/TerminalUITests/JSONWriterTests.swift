@@ -1,11 +1,14 @@
 import DSP
 import Foundation
 import Testing
+
 @testable import TerminalUI
 
 /// Names a port may have: quotes, backslashes, control characters, non-ASCII.
-let awkwardNames = ["plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "\u{0}\u{1}\u{1B}[31m\u{1F}", "\u{7F}del",
-                    "mïc:càpture_1", "マイク:入力", "🎤:out", "sep\u{2028}\u{2029}", "/slash", ""]
+let awkwardNames = [
+    "plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "\u{0}\u{1}\u{1B}[31m\u{1F}", "\u{7F}del",
+    "mïc:càpture_1", "マイク:入力", "🎤:out", "sep\u{2028}\u{2029}", "/slash", "",
+]
 
 @Suite struct JSONWriter {
     @Test func escapingKnownAnswers() {
@@ -45,7 +48,9 @@ let awkwardNames = ["plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "
         object.object("empty", nil)
         object.objects("list", [inner, JSONObject()])
         object.numbers("times", [0.5, .infinity], decimals: 3)
-        #expect(object.text == #"{"type":"t","schema":1,"x":1.23,"nan":null,"none":null,"count":7,"missing":null,"yes":true,"#
+        #expect(
+            object.text
+                == #"{"type":"t","schema":1,"x":1.23,"nan":null,"none":null,"count":7,"missing":null,"yes":true,"#
                 + #""nothing":null,"inner":{"n":-3},"empty":null,"list":[{"n":-3},{}],"times":[0.500,null]}"#)
         _ = try parse(object.text)
         #expect(JSONObject().text == "{}")
@@ -55,14 +60,21 @@ let awkwardNames = ["plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "
     func everyObjectType(_ name: String) throws {
         let channel = ChannelDisplay(name: name, peakDBFS: -1, holdDBFS: -1, rmsDBFS: -3)
         var objects = [
-            JSONLines.meter(channels: [channel], status: MeterStatus(elapsedSeconds: 1, sampleRate: 48000, isRecording: true,
-                                                                     fileName: name)),
-            SummaryFormatter.json(SessionSummary(durationSeconds: 1, frames: 48000, sampleRate: 48000,
-                                                 channels: [.init(name: name, maxPeakDBFS: 0, meanRMSDBFS: -3, clipCount: 0)],
-                                                 filePath: name, exitReason: .readFailed(name))),
+            JSONLines.meter(
+                channels: [channel],
+                status: MeterStatus(
+                    elapsedSeconds: 1, sampleRate: 48000, isRecording: true,
+                    fileName: name)),
+            SummaryFormatter.json(
+                SessionSummary(
+                    durationSeconds: 1, frames: 48000, sampleRate: 48000,
+                    channels: [.init(name: name, maxPeakDBFS: 0, meanRMSDBFS: -3, clipCount: 0)],
+                    filePath: name, exitReason: .readFailed(name))),
             InputRouteChange(kind: .sourceGone, input: "in_1", ports: [name], seconds: 1.2345).json,
-            PlaybackReport.json(.init(reason: .readFailed(name), framesPlayed: 48000, sampleRate: 48000, framesStarved: 0,
-                                      xruns: 0)),
+            PlaybackReport.json(
+                .init(
+                    reason: .readFailed(name), framesPlayed: 48000, sampleRate: 48000, framesStarved: 0,
+                    xruns: 0)),
         ]
         var figures = latencyFigures
         figures.serverName = name
@@ -99,9 +111,12 @@ let awkwardNames = ["plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "
     }
 
     @Test func serverHint() {
-        #expect(Messages.startServer(server: "default")
-                == "start a server first (e.g. `jackd -d alsa`, or `jackd -d dummy` without a sound card), or try `micmon demo`")
-        #expect(Messages.startServer(server: "studio")
+        #expect(
+            Messages.startServer(server: "default")
+                == "start a server first (e.g. `jackd -d alsa`, or `jackd -d dummy` without a sound card), or try `micmon demo`"
+        )
+        #expect(
+            Messages.startServer(server: "studio")
                 == "start a server first (e.g. `jackd -n studio -d alsa`, or `jackd -n studio -d dummy` without a sound card), "
                 + "or try `micmon demo`")
     }
@@ -109,37 +124,48 @@ let awkwardNames = ["plain", "say \"hi\"", #"back\slash"#, "tab\there\nnew\r", "
 
 @Suite struct PlaybackAndRouteText {
     @Test func playback() {
-        #expect(PlaybackReport.positionLine(isPaused: false, seconds: 72.35, totalSeconds: 120, path: "song.wav")
+        #expect(
+            PlaybackReport.positionLine(isPaused: false, seconds: 72.35, totalSeconds: 120, path: "song.wav")
                 == "01:12.3 / 02:00.0  song.wav")
-        #expect(PlaybackReport.positionLine(isPaused: true, seconds: 1, totalSeconds: nil, path: "a\u{1B}b")
+        #expect(
+            PlaybackReport.positionLine(isPaused: true, seconds: 1, totalSeconds: nil, path: "a\u{1B}b")
                 == "PAUSED 00:01.0 / ∞  a?b")
-        #expect(PlaybackReport.routeLost(at: 1.25, ports: ["a:in", "b:in"], pauses: true)
+        #expect(
+            PlaybackReport.routeLost(at: 1.25, ports: ["a:in", "b:in"], pauses: true)
                 == "00:01.2 route lost: a:in, b:in went away; paused")
-        #expect(PlaybackReport.routeLost(at: 1.25, ports: ["a:in"], pauses: false) == "00:01.2 route lost: a:in went away; stopping")
+        #expect(
+            PlaybackReport.routeLost(at: 1.25, ports: ["a:in"], pauses: false)
+                == "00:01.2 route lost: a:in went away; stopping")
         #expect(PlaybackReport.routeRestored(at: 3, ports: ["a:in"]) == "00:03.0 route back: a:in; resumed")
-        let summary = PlaybackReport.Summary(reason: .endOfFile, framesPlayed: 72_000, sampleRate: 48000, framesStarved: 5,
-                                             xruns: 1)
-        #expect(PlaybackReport.text(summary) == """
-            Playback summary
-              ended:     end of file
-              played:    72000 frames (1.500 s) at 48000 Hz
-              starved:   5 frames
-              xruns:     1
-            """)
-        #expect(PlaybackReport.json(summary) == #"{"type":"summary","schema":1,"reason":"end of file","frames_played":72000,"#
+        let summary = PlaybackReport.Summary(
+            reason: .endOfFile, framesPlayed: 72_000, sampleRate: 48000, framesStarved: 5,
+            xruns: 1)
+        #expect(
+            PlaybackReport.text(summary) == """
+                Playback summary
+                  ended:     end of file
+                  played:    72000 frames (1.500 s) at 48000 Hz
+                  starved:   5 frames
+                  xruns:     1
+                """)
+        #expect(
+            PlaybackReport.json(summary)
+                == #"{"type":"summary","schema":1,"reason":"end of file","frames_played":72000,"#
                 + #""duration_s":1.500,"sample_rate":48000,"frames_starved":5,"xruns":1}"#)
     }
 
     @Test func routeChanges() {
         let gone = InputRouteChange(kind: .sourceGone, input: "in_1", ports: ["system:capture_1"], seconds: 1.2349)
         #expect(gone.text == "[1.234 s] in_1: source system:capture_1 went away; reading silence until it returns")
-        #expect(gone.json == #"{"type":"event","schema":1,"time":1.234,"event":"source_gone","input":"in_1","#
+        #expect(
+            gone.json == #"{"type":"event","schema":1,"time":1.234,"event":"source_gone","input":"in_1","#
                 + #""ports":["system:capture_1"]}"#)
         let back = InputRouteChange(kind: .sourceBack, input: "in_2", ports: ["x:y"], seconds: 0)
         #expect(back.text == "[0.000 s] in_2: source x:y is back; reconnected")
         let changed = InputRouteChange(kind: .connectionsChanged, input: "in_1", ports: [], seconds: 2)
         #expect(changed.text == "[2.000 s] in_1: connections changed by another client; now (none)")
-        #expect(InputRouteChange(kind: .connectionsChanged, input: "in_1", ports: ["a", "b\u{7}"], seconds: 2).text
+        #expect(
+            InputRouteChange(kind: .connectionsChanged, input: "in_1", ports: ["a", "b\u{7}"], seconds: 2).text
                 == "[2.000 s] in_1: connections changed by another client; now a, b?")
     }
 
