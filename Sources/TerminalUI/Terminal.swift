@@ -1,9 +1,9 @@
 // The one file of TerminalUI that looks at the process: is stdout a terminal, may it have
 // colour. Everything else in the module is a pure function of its arguments.
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// What the output stream can show.
@@ -48,10 +48,9 @@ public enum Terminal {
         }
         let isTTY = isatty(fileDescriptor) == 1
         let width = environment["COLUMNS"] == nil ? windowColumns(fileDescriptor: fileDescriptor) : nil
-        return TerminalInfo(
-            isTTY: isTTY,
-            color: colorEnabled(isTTY: isTTY, environment: environment),
-            columns: width ?? columns(environment: environment))
+        return TerminalInfo(isTTY: isTTY,
+                            color: colorEnabled(isTTY: isTTY, environment: environment),
+                            columns: width ?? columns(environment: environment))
     }
 
     /// The terminal's width in columns (TIOCGWINSZ), or nil when it is not a terminal or does

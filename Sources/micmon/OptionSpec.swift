@@ -28,6 +28,9 @@ enum ValueKind: Equatable, Sendable {
 }
 
 /// One option: `--long` and maybe `-s`, its value, its help line.
+///
+/// Help texts are made only when shown (some state figures computed from the DSP code), so
+/// parsing a command line costs nothing for them; two options are equal when they parse alike.
 struct OptionSpec: Sendable, Equatable {
     /// Without the dashes: "port".
     let long: String
@@ -35,21 +38,28 @@ struct OptionSpec: Sendable, Equatable {
     /// The value's name in help ("PORT"); nil for a switch.
     let placeholder: String?
     let kind: ValueKind
-    /// One sentence or more; wrapped to the terminal or the man page.
-    let help: String
     /// May be given more than once, each time adding a value.
     let isRepeatable: Bool
+    private let makeHelp: @Sendable () -> String
 
     init(
         _ long: String, short: Character? = nil, _ placeholder: String? = nil, kind: ValueKind = .flag,
-        repeatable: Bool = false, help: String
+        repeatable: Bool = false, help: @autoclosure @escaping @Sendable () -> String
     ) {
         self.long = long
         self.short = short
         self.placeholder = placeholder
         self.kind = kind
-        self.help = help
+        self.makeHelp = help
         self.isRepeatable = repeatable
+    }
+
+    /// One sentence or more; wrapped to the terminal or the man page.
+    var help: String { makeHelp() }
+
+    static func == (a: OptionSpec, b: OptionSpec) -> Bool {
+        a.long == b.long && a.short == b.short && a.placeholder == b.placeholder && a.kind == b.kind
+            && a.isRepeatable == b.isRepeatable
     }
 
     var takesValue: Bool { kind != .flag }
@@ -78,8 +88,7 @@ struct CommandSpec: Sendable {
     /// One line for the command list and the man page's NAME.
     let summary: String
     let positionals: [PositionalSpec]
-    /// Paragraphs after the usage line (see `TextBlock` for how lines are read).
-    let about: String
+    private let makeAbout: @Sendable () -> String
     let options: [OptionSpec]
     /// Options other commands have that this one refuses with a reason of its own (not shown).
     let refusals: [(options: [String], reason: String)]
@@ -87,7 +96,27 @@ struct CommandSpec: Sendable {
     let notes: String?
     let exitCodes: [ExitCodeSpec]
     /// Left out of the command list, the manual and completion (a helper for the scripts).
-    var isHidden = false
+    let isHidden: Bool
+
+    init(
+        name: CommandName, summary: String, positionals: [PositionalSpec],
+        about: @autoclosure @escaping @Sendable () -> String, options: [OptionSpec],
+        refusals: [(options: [String], reason: String)], notes: String?, exitCodes: [ExitCodeSpec],
+        isHidden: Bool = false
+    ) {
+        self.name = name
+        self.summary = summary
+        self.positionals = positionals
+        self.makeAbout = about
+        self.options = options
+        self.refusals = refusals
+        self.notes = notes
+        self.exitCodes = exitCodes
+        self.isHidden = isHidden
+    }
+
+    /// Paragraphs after the usage line (see `TextBlock` for how lines are read); made when shown.
+    var about: String { makeAbout() }
 
     func option(long: String) -> OptionSpec? { options.first { $0.long == long } }
     func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
