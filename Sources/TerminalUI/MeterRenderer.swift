@@ -55,7 +55,8 @@ public enum MeterRenderer {
         for channel in channels {
             var part = TextFormat.printable(channel.name)
             if channel.isConnected {
-                part += " peak " + TextFormat.decibels(channel.peakDBFS, decimals: 1)
+                part +=
+                    " peak " + TextFormat.decibels(channel.peakDBFS, decimals: 1)
                     + " rms " + TextFormat.decibels(channel.rmsDBFS, decimals: 1) + " dBFS"
             } else {
                 part += " disconnected"
@@ -63,7 +64,9 @@ public enum MeterRenderer {
             if channel.clipCount > 0 { part += " clips \(channel.clipCount)" }
             parts.append(part)
         }
-        if let reduction = status.noiseReductionDB { parts.append("noise reduction " + TextFormat.fixed(reduction, decimals: 1) + " dB") }
+        if let reduction = status.noiseReductionDB {
+            parts.append("noise reduction " + TextFormat.fixed(reduction, decimals: 1) + " dB")
+        }
         parts.append("xruns \(status.xruns)")
         parts.append("dropped \(status.framesDropped)")
         parts.append(recordingText(status))
@@ -91,7 +94,7 @@ public enum MeterRenderer {
             let rms = channel.isConnected ? cells(channel.rmsDBFS, bar: bar) : 0
             let peak = channel.isConnected ? max(rms, cells(channel.peakDBFS, bar: bar)) : 0
             let hold = channel.isConnected ? cells(channel.holdDBFS, bar: bar) - 1 : -1
-            for i in 0..<bar {
+            for i in 0 ..< bar {
                 if i == hold {
                     line.add(String(holdCell), "1;" + zone(cell: i, bar: bar))
                 } else if i < rms {
@@ -104,8 +107,9 @@ public enum MeterRenderer {
             }
         }
         if channel.isConnected {
-            line.add(" " + TextFormat.pad(TextFormat.decibels(channel.peakDBFS, decimals: 1), 6)
-                     + " " + TextFormat.pad(TextFormat.decibels(channel.rmsDBFS, decimals: 1), 6) + " dB")
+            line.add(
+                " " + TextFormat.pad(TextFormat.decibels(channel.peakDBFS, decimals: 1), 6)
+                    + " " + TextFormat.pad(TextFormat.decibels(channel.rmsDBFS, decimals: 1), 6) + " dB")
         } else {
             line.add(" " + TextFormat.pad("--", 6) + " " + TextFormat.pad("--", 6) + " dB")
         }
@@ -127,7 +131,9 @@ public enum MeterRenderer {
         } else {
             line.add("not recording  ")
         }
-        if let reduction = status.noiseReductionDB { line.add("NR " + TextFormat.fixed(reduction, decimals: 1) + " dB  ") }
+        if let reduction = status.noiseReductionDB {
+            line.add("NR " + TextFormat.fixed(reduction, decimals: 1) + " dB  ")
+        }
         line.add("xruns \(status.xruns)", status.xruns > 0 ? "33" : nil)
         line.add("  ")
         line.add("dropped \(status.framesDropped)", status.framesDropped > 0 ? "1;31" : nil)

@@ -9,8 +9,10 @@ public struct ChannelDisplay: Sendable, Equatable {
     public var clipCount: UInt64
     public var isConnected: Bool
 
-    public init(name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,
-                clipCount: UInt64 = 0, isConnected: Bool = true) {
+    public init(
+        name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,
+        clipCount: UInt64 = 0, isConnected: Bool = true
+    ) {
         self.name = name
         self.peakDBFS = peakDBFS
         self.holdDBFS = holdDBFS
@@ -21,8 +23,9 @@ public struct ChannelDisplay: Sendable, Equatable {
 
     /// From a published meter reading. UI thread (converts to dB).
     public init(name: String, reading: MeterReading, isConnected: Bool = true) {
-        self.init(name: name, peakDBFS: reading.peakDBFS, holdDBFS: reading.holdDBFS,
-                  rmsDBFS: reading.rmsDBFS, clipCount: reading.clipCount, isConnected: isConnected)
+        self.init(
+            name: name, peakDBFS: reading.peakDBFS, holdDBFS: reading.holdDBFS,
+            rmsDBFS: reading.rmsDBFS, clipCount: reading.clipCount, isConnected: isConnected)
     }
 }
 
@@ -38,8 +41,10 @@ public struct MeterStatus: Sendable, Equatable {
     /// With noise suppression: how far the clean channel's RMS sits below the primary's, in dB.
     public var noiseReductionDB: Double?
 
-    public init(elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
-                framesDropped: UInt64 = 0, isRecording: Bool = false, fileName: String? = nil) {
+    public init(
+        elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
+        framesDropped: UInt64 = 0, isRecording: Bool = false, fileName: String? = nil
+    ) {
         self.elapsedSeconds = elapsedSeconds
         self.sampleRate = sampleRate
         self.xruns = xruns
@@ -67,8 +72,9 @@ public struct SessionSummary: Sendable, Equatable {
 
         /// From the last meter reading of the session (max peak, Σx²/frames, clips).
         public init(name: String, reading: MeterReading) {
-            self.init(name: name, maxPeakDBFS: reading.maxPeakDBFS,
-                      meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
+            self.init(
+                name: name, maxPeakDBFS: reading.maxPeakDBFS,
+                meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
         }
     }
 
@@ -87,8 +93,10 @@ public struct SessionSummary: Sendable, Equatable {
     /// long it ran (mean, p99 and max), and the period.
     public struct CallbackTiming: Sendable, Equatable {
         public var latenessP99, latenessMax, executionMean, executionP99, executionMax, periodUsecs: Double
-        public init(latenessP99: Double, latenessMax: Double, executionMean: Double, executionP99: Double, executionMax: Double,
-                    periodUsecs: Double) {
+        public init(
+            latenessP99: Double, latenessMax: Double, executionMean: Double, executionP99: Double, executionMax: Double,
+            periodUsecs: Double
+        ) {
             self.latenessP99 = latenessP99
             self.latenessMax = latenessMax
             self.executionMean = executionMean
@@ -111,14 +119,16 @@ public struct SessionSummary: Sendable, Equatable {
     public var serverGaps: [Drop] = []
     public var drops: [Drop]
     public var filePath: String?
-    /// Why the session ended, e.g. "duration reached", "interrupted", "server shut down".
-    public var exitReason: String
+    /// Why the session ended.
+    public var exitReason: StopReason
     /// Callback timing, when it was measured.
     public var callbackTiming: CallbackTiming?
 
-    public init(durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],
-                xruns: UInt64 = 0, framesDropped: UInt64 = 0, drops: [Drop] = [],
-                filePath: String? = nil, exitReason: String, callbackTiming: CallbackTiming? = nil) {
+    public init(
+        durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],
+        xruns: UInt64 = 0, framesDropped: UInt64 = 0, drops: [Drop] = [],
+        filePath: String? = nil, exitReason: StopReason, callbackTiming: CallbackTiming? = nil
+    ) {
         self.callbackTiming = callbackTiming
         self.durationSeconds = durationSeconds
         self.frames = frames

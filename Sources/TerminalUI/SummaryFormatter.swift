@@ -19,34 +19,42 @@ public enum SummaryFormatter {
         let names = s.channels.map { TextFormat.printable($0.name) }
         let nameWidth = min(max(names.map(\.count).max() ?? 0, 7), 24)
         var lines = ["Session summary"]
-        lines.append("  ended:     " + TextFormat.printable(s.exitReason))
+        lines.append("  ended:     " + TextFormat.printable(s.exitReason.text))
         lines.append("  file:      " + (s.filePath.map(TextFormat.printable) ?? "(none)"))
-        lines.append("  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
-                     + "\(s.frames) frames at \(s.sampleRate) Hz")
-        lines.append("  " + TextFormat.padRight("channel", nameWidth)
-                     + "  max peak dBFS  mean RMS dBFS     clips")
+        lines.append(
+            "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
+                + "\(s.frames) frames at \(s.sampleRate) Hz")
+        lines.append(
+            "  " + TextFormat.padRight("channel", nameWidth)
+                + "  max peak dBFS  mean RMS dBFS     clips")
         for (name, c) in zip(names, s.channels) {
-            lines.append("  " + TextFormat.padRight(name, nameWidth)
-                         + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
-                         + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
-                         + "  " + TextFormat.pad(String(c.clipCount), 8))
+            lines.append(
+                "  " + TextFormat.padRight(name, nameWidth)
+                    + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
+                    + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
+                    + "  " + TextFormat.pad(String(c.clipCount), 8))
         }
         lines.append("  xruns:     \(s.xruns)")
         if let t = s.callbackTiming {
-            lines.append("  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
-                         + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran mean " + TextFormat.fixed(t.executionMean, decimals: 2)
-                         + " / p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
-                         + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
-                         + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
+            lines.append(
+                "  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
+                    + TextFormat.fixed(t.latenessMax, decimals: 0) + " µs, ran mean "
+                    + TextFormat.fixed(t.executionMean, decimals: 2)
+                    + " / p99 " + TextFormat.fixed(t.executionP99, decimals: 0)
+                    + " / max " + TextFormat.fixed(t.executionMax, decimals: 0) + " µs (period "
+                    + TextFormat.fixed(t.periodUsecs, decimals: 0) + " µs)")
         }
         if s.framesDropped == 0 && s.drops.isEmpty {
             lines.append("  dropped:   0 frames")
         } else {
-            lines.append("  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
+            lines.append(
+                "  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
             lines += listed(s.drops, total: s.drops.count, sampleRate: s.sampleRate)
         }
         if s.serverGapCount > 0 {
-            lines.append("  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)")
+            lines.append(
+                "  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)"
+            )
             lines += listed(s.serverGaps, total: Int(s.serverGapCount), sampleRate: s.sampleRate)
         }
         return lines.joined(separator: "\n")
@@ -65,38 +73,52 @@ public enum SummaryFormatter {
 
     /// One line, e.g.
     ///
-    ///     {"type":"summary","reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
+    ///     {"type":"summary","schema":1,"reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
+    ///
+    /// `callback_us` follows, when the callback's timing was measured.
     public static func json(_ s: SessionSummary) -> String {
         let channels = s.channels.map { c in
-            "{\"name\":" + TextFormat.jsonString(c.name)
-                + ",\"max_peak_dbfs\":" + TextFormat.decibels(c.maxPeakDBFS, decimals: 2)
-                + ",\"mean_rms_dbfs\":" + TextFormat.decibels(c.meanRMSDBFS, decimals: 2)
-                + ",\"clips\":\(c.clipCount)}"
+            var channel = JSONObject()
+            channel.string("name", c.name)
+            channel.decibels("max_peak_dbfs", c.maxPeakDBFS, decimals: 2)
+            channel.decibels("mean_rms_dbfs", c.meanRMSDBFS, decimals: 2)
+            channel.integer("clips", c.clipCount)
+            return channel
         }
-        func gapList(_ gaps: [SessionSummary.Drop]) -> String {
-            "[" + gaps.map { d in
-                "{\"start_frame\":\(d.startFrame),\"length\":\(d.length)"
-                    + ",\"start_s\":" + TextFormat.fixed(seconds(d.startFrame, s.sampleRate), decimals: 3)
-                    + ",\"length_ms\":" + TextFormat.fixed(1000 * seconds(d.length, s.sampleRate), decimals: 1) + "}"
-            }.joined(separator: ",") + "]"
+        func gapList(_ gaps: [SessionSummary.Drop]) -> [JSONObject] {
+            gaps.map { d in
+                var gap = JSONObject()
+                gap.integer("start_frame", d.startFrame)
+                gap.integer("length", d.length)
+                gap.number("start_s", seconds(d.startFrame, s.sampleRate), decimals: 3)
+                gap.number("length_ms", 1000 * seconds(d.length, s.sampleRate), decimals: 1)
+                return gap
+            }
         }
-        return "{\"type\":\"summary\",\"reason\":" + TextFormat.jsonString(s.exitReason)
-            + ",\"file\":" + (s.filePath.map(TextFormat.jsonString) ?? "null")
-            + ",\"duration_s\":" + TextFormat.fixed(s.durationSeconds, decimals: 3)
-            + ",\"frames\":\(s.frames),\"sample_rate\":\(s.sampleRate)"
-            + ",\"channels\":[" + channels.joined(separator: ",") + "]"
-            + ",\"xruns\":\(s.xruns),\"frames_dropped\":\(s.framesDropped)"
-            + ",\"drops\":" + gapList(s.drops)
-            + ",\"server_gap_count\":\(s.serverGapCount),\"frames_skipped_by_server\":\(s.framesSkippedByServer)"
-            + ",\"server_gaps\":" + gapList(s.serverGaps)
-            + (s.callbackTiming.map { t in
-                ",\"callback_us\":{\"lateness_p99\":" + TextFormat.fixed(t.latenessP99, decimals: 1)
-                    + ",\"lateness_max\":" + TextFormat.fixed(t.latenessMax, decimals: 1)
-                    + ",\"execution_mean\":" + TextFormat.fixed(t.executionMean, decimals: 3)
-                    + ",\"execution_p99\":" + TextFormat.fixed(t.executionP99, decimals: 1)
-                    + ",\"execution_max\":" + TextFormat.fixed(t.executionMax, decimals: 1)
-                    + ",\"period\":" + TextFormat.fixed(t.periodUsecs, decimals: 1) + "}"
-            } ?? "") + "}"
+        var object = JSONObject(type: "summary")
+        object.string("reason", s.exitReason.text)
+        object.string("file", s.filePath)
+        object.number("duration_s", s.durationSeconds, decimals: 3)
+        object.integer("frames", s.frames)
+        object.integer("sample_rate", s.sampleRate)
+        object.objects("channels", channels)
+        object.integer("xruns", s.xruns)
+        object.integer("frames_dropped", s.framesDropped)
+        object.objects("drops", gapList(s.drops))
+        object.integer("server_gap_count", s.serverGapCount)
+        object.integer("frames_skipped_by_server", s.framesSkippedByServer)
+        object.objects("server_gaps", gapList(s.serverGaps))
+        if let t = s.callbackTiming {
+            var timing = JSONObject()
+            timing.number("lateness_p99", t.latenessP99, decimals: 1)
+            timing.number("lateness_max", t.latenessMax, decimals: 1)
+            timing.number("execution_mean", t.executionMean, decimals: 3)
+            timing.number("execution_p99", t.executionP99, decimals: 1)
+            timing.number("execution_max", t.executionMax, decimals: 1)
+            timing.number("period", t.periodUsecs, decimals: 1)
+            object.object("callback_us", timing)
+        }
+        return object.text
     }
 
     /// Frames as seconds at `sampleRate` (0 when the rate is unknown).

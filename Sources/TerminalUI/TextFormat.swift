@@ -5,9 +5,9 @@ public enum TextFormat {
     /// `value` with exactly `decimals` (0…9) digits after the point, rounded half away from
     /// zero, never "-0.0"; NaN prints as 0 and |value|·10^decimals is clamped to 1e18.
     public static func fixed(_ value: Double, decimals: Int) -> String {
-        precondition((0...9).contains(decimals))
+        precondition((0 ... 9).contains(decimals))
         var scale: UInt64 = 1
-        for _ in 0..<decimals { scale *= 10 }
+        for _ in 0 ..< decimals { scale *= 10 }
         let magnitude = value.isNaN ? 0 : value.magnitude
         let scaled = UInt64(min(magnitude * Double(scale), 1e18) + 0.5)
         let whole = String(scaled / scale)
@@ -26,7 +26,8 @@ public enum TextFormat {
     /// mm:ss.s, truncated to tenths (a clock never runs ahead); minutes grow past 99.
     static func clock(_ seconds: Double) -> String {
         let tenths = seconds.isFinite && seconds > 0 ? Int(min(seconds, 1e12) * 10) : 0
-        let minutes = tenths / 600, rest = tenths % 600
+        let minutes = tenths / 600
+        let rest = tenths % 600
         return pad(String(minutes), 2, with: "0") + ":" + pad(String(rest / 10), 2, with: "0") + "." + String(rest % 10)
     }
 
@@ -47,34 +48,8 @@ public enum TextFormat {
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
             let v = scalar.value
-            out.unicodeScalars.append(v < 0x20 || (0x7F...0x9F).contains(v) ? "?" : scalar)
+            out.unicodeScalars.append(v < 0x20 || (0x7F ... 0x9F).contains(v) ? "?" : scalar)
         }
         return out
-    }
-
-    /// A JSON string literal, quotes included: escapes `"`, `\`, control characters, and
-    /// U+2028/U+2029 (which break JavaScript parsers); everything else passes as UTF-8.
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                let v = scalar.value
-                if v < 0x20 || v == 0x2028 || v == 0x2029 {
-                    let hex = String(v, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }

@@ -8,7 +8,7 @@ import TerminalUI
 
 /// `micmon meter` and `micmon record`: run a capture session until it is done, showing meters.
 enum CaptureCommand {
-    static func run(_ invocation: Invocation) -> ExitCode {
+    static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
             do { try OutputPath.check(path, force: invocation.force) } catch {
                 Console.error("micmon: \(error.description)")
@@ -24,7 +24,8 @@ enum CaptureCommand {
             configuration.recording = .init(path: path, format: format)
         }
         if invocation.monitors {
-            configuration.monitor = .init(destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
+            configuration.monitor = .init(
+                destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
@@ -42,11 +43,13 @@ enum CaptureCommand {
             let code = run(configuration, json: json)
             guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
             let server = configuration.serverName ?? JackClient.defaultServerName
-            Console.error("micmon: waiting for server '\(server)' to come back (Ctrl-C stops)")
+            Console.error("micmon: " + Messages.waitingForServer(server))
             while true {
                 StopSignals.sleep(seconds: 0.5)
                 if StopSignals.received != 0 { return .ok }
-                if let probe = try? JackClient(name: configuration.clientName + "-probe", serverName: configuration.serverName) {
+                if let probe = try? JackClient(
+                    name: configuration.clientName + "-probe", serverName: configuration.serverName)
+                {
                     probe.close()
                     break
                 }
@@ -59,9 +62,9 @@ enum CaptureCommand {
                     return .usage
                 }
                 configuration.recording?.path = path
-                Console.error("micmon: the server is back; continuing into \(path)")
+                Console.error("micmon: " + Messages.serverBack(continuingInto: path))
             } else {
-                Console.error("micmon: the server is back; continuing")
+                Console.error("micmon: " + Messages.serverBack(continuingInto: nil))
             }
         }
     }
@@ -82,7 +85,7 @@ enum CaptureCommand {
         } catch {
             return report(error, server: configuration.serverName)
         }
-        for warning in session.warnings { Console.error("micmon: warning: \(warning)") }
+        for warning in session.warnings { Console.error("micmon: " + Messages.warning(warning)) }
         do {
             try session.start()
         } catch {
@@ -93,18 +96,36 @@ enum CaptureCommand {
 
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
-        var stopReason = "stopped"
+        let stopReason: StopReason
         while true {
             StopSignals.sleep(seconds: output.pollInterval)
             session.drainTimings()
             for change in session.pollRoute() { output.report(change) }
             output.update(session)
-            if StopSignals.received != 0 { stopReason = StopSignals.received == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)"; break }
-            if session.isComplete { stopReason = "duration reached"; break }
-            if session.serverIsGone { stopReason = "the JACK server went away"; break }
-            if session.sampleRateChanged { stopReason = "the server's sample rate changed"; break }
-            if session.fileHasFailed { stopReason = "the file could not be written"; break }
-            if Console.outputIsBroken { stopReason = "output closed"; break }
+            if StopSignals.received != 0 {
+                stopReason = .signal(StopSignals.received)
+                break
+            }
+            if session.isComplete {
+                stopReason = .durationReached
+                break
+            }
+            if session.serverIsGone {
+                stopReason = .serverGone
+                break
+            }
+            if session.sampleRateChanged {
+                stopReason = .sampleRateChanged
+                break
+            }
+            if session.fileHasFailed {
+                stopReason = .fileFailed
+                break
+            }
+            if Console.outputIsBroken {
+                stopReason = .outputClosed
+                break
+            }
         }
         let summary = session.stop()
         output.finish(session)
@@ -121,19 +142,19 @@ enum CaptureCommand {
             return .fileError
         }
         if summary.serverWasLost {
-            Console.error("micmon: the JACK server '\(server)' shut down; the take was finalized")
+            Console.error("micmon: " + Messages.serverShutDown(server: server, takeFinalized: true))
             return .serverUnavailable
         }
         if summary.sampleRateChanged {
-            Console.error("micmon: the server's sample rate changed; the take was ended (a file cannot change rate)")
+            Console.error("micmon: " + Messages.sampleRateChanged)
             return .serverUnavailable
         }
         if summary.serverGapCount > 0 {
-            Console.error("micmon: the server ran \(summary.framesSkippedByServer) frames without micmon in \(summary.serverGapCount) gap"
-                          + (summary.serverGapCount == 1 ? "" : "s") + " (xruns); the take holds what it delivered, with nothing inserted (see the summary)")
+            Console.error(
+                "micmon: " + Messages.serverGaps(frames: summary.framesSkippedByServer, gaps: summary.serverGapCount))
         }
         if summary.framesDropped > 0 {
-            Console.error("micmon: \(summary.framesDropped) frames were dropped (silence in their place; see the summary)")
+            Console.error("micmon: " + Messages.framesDropped(summary.framesDropped))
             return .framesDropped
         }
         return .ok
@@ -144,7 +165,7 @@ enum CaptureCommand {
         switch error {
         case .jack(.serverUnavailable(let name, _)), .jack(.openFailed(let name, _)):
             Console.error("micmon: \(error.description)")
-            Console.error("micmon: start a server first (e.g. `jackd -d alsa`, or `jackd -d dummy` without a sound card\(name == "default" ? "" : " and -n \(name)")), or try `micmon demo`")
+            Console.error("micmon: " + Messages.startServer(server: name))
             return .serverUnavailable
         case .jack:
             Console.error("micmon: \(error.description)")
@@ -157,4 +178,9 @@ enum CaptureCommand {
             return .fileError
         }
     }
+}
+
+extension StopReason {
+    /// The reason for a stop signal taken by `StopSignals`.
+    static func signal(_ number: Int32) -> StopReason { number == SIGINT ? .interrupted : .terminated }
 }

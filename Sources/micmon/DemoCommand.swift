@@ -1,10 +1,11 @@
 import Engine
 import Glibc
+import TerminalUI
 
 /// `micmon demo`: a private dummy JACK server, the built-in demo voice, and the meter (or a
 /// recording) on it. Everything started here is stopped before it returns.
 enum DemoCommand {
-    static func run(_ invocation: Invocation) -> ExitCode {
+    static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
             do { try OutputPath.check(path, force: invocation.force) } catch {
                 Console.error("micmon: \(error.description)")
@@ -12,7 +13,7 @@ enum DemoCommand {
             }
         }
         let serverName = "micmon-demo-\(getpid())"
-        Console.error("micmon: starting a private JACK server '\(serverName)' (dummy backend, 48 kHz, 256 frames)")
+        Console.error("micmon: " + Messages.startingDemoServer(serverName))
         let server: PrivateJackServer
         do {
             server = try PrivateJackServer(name: serverName, diesWithParent: true)
@@ -25,11 +26,11 @@ enum DemoCommand {
         do {
             source = try DemoSource(serverName: serverName)
         } catch {
-            Console.error("micmon: the demo source could not start: \(error.description)")
+            Console.error("micmon: " + Messages.demoSourceFailed(error.description))
             return .serverUnavailable
         }
         defer { source.stop() }
-        Console.error("micmon: demo voice on \(source.outputPorts.joined(separator: ", ")) (in_1 = primary mic, in_2 = reference mic); Ctrl-C stops")
+        Console.error("micmon: " + Messages.demoSource(ports: source.outputPorts))
 
         var configuration = CaptureConfiguration()
         configuration.clientName = invocation.clientName

@@ -1,6 +1,5 @@
 import DSP
 import Engine
-import Glibc
 import TerminalUI
 
 /// Shows a running session: redrawn bars on a terminal (20 Hz), plain lines once a second when
@@ -11,13 +10,13 @@ final class MeterOutput {
     let mode: Mode
     let fileName: String?
     private let terminal = Terminal.detect()
-    private var linesOnScreen = 0
+    private var screen = LiveScreen()
     private var lastPlainLine = -1.0
 
     init(mode: Mode, fileName: String?) {
         self.mode = mode
         self.fileName = fileName
-        if mode == .terminal { Console.out("\u{1B}[?25l") }  // hide the cursor while redrawing
+        if mode == .terminal { Console.out(LiveScreen.hideCursor) }  // while redrawing
     }
 
     /// How often the main loop should look at the session: 20 Hz for bars and JSON, 4 Hz for
@@ -32,11 +31,10 @@ final class MeterOutput {
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
-            let lines = MeterRenderer.lines(channels: channels, status: status, width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
-            var text = linesOnScreen > 0 ? "\u{1B}[\(linesOnScreen)A" : ""
-            for line in lines { text += "\r\u{1B}[2K" + line + "\n" }
-            linesOnScreen = lines.count
-            Console.out(text)
+            let lines = MeterRenderer.lines(
+                channels: channels, status: status,
+                width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
+            Console.out(screen.redraw(lines))
         case .plain:
             if status.elapsedSeconds - lastPlainLine >= 1 {
                 lastPlainLine = status.elapsedSeconds
@@ -49,41 +47,19 @@ final class MeterOutput {
 
     /// Reports a route change: on stderr with its time in the take, and as a JSON line with --json.
     func report(_ change: RouteChange) {
-        let seconds = String(Int(change.takeSeconds * 1000)) .paddedMillis
-        Console.error("micmon: [\(seconds) s] \(change.description)")
-        linesOnScreen = 0  // the bars are redrawn below the message
-        if mode == .json {
-            let ports = change.ports.map(TextFormat.jsonString)
-            Console.out("{\"type\":\"event\",\"time\":\(seconds),\"event\":\"\(change.kind.rawValue)\",\"input\":\"\(change.input)\",\"ports\":[\(ports.joined(separator: ","))]}\n")
-        }
+        let event = InputRouteChange(change)
+        Console.error("micmon: " + event.text)
+        screen.forgetDrawing()  // the bars are redrawn below the message
+        if mode == .json { Console.out(event.json + "\n") }
     }
 
     /// Restores the terminal. Main thread.
     func finish(_ session: CaptureSession) {
-        if mode == .terminal { Console.out("\u{1B}[?25h") }
+        if mode == .terminal { Console.out(LiveScreen.showCursor) }
     }
 
-    func printSummary(_ summary: CaptureSummary, reason: String, path: String?) {
-        var sessionSummary = SessionSummary(
-            durationSeconds: Double(summary.framesTaken) / Double(summary.sampleRate),
-            frames: summary.framesTaken,
-            sampleRate: summary.sampleRate,
-            channels: zip(summary.channelNames, summary.readings).map { name, reading in
-                SessionSummary.Channel(name: name, maxPeakDBFS: reading.maxPeakDBFS,
-                                       meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
-            },
-            xruns: summary.xruns,
-            framesDropped: summary.framesDropped,
-            drops: summary.drops.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) },
-            filePath: path,
-            exitReason: reason,
-            callbackTiming: summary.callbackTiming.cycles == 0 ? nil : SessionSummary.CallbackTiming(
-                latenessP99: summary.callbackTiming.lateness.p99, latenessMax: summary.callbackTiming.lateness.max,
-                executionMean: summary.callbackTiming.execution.mean, executionP99: summary.callbackTiming.execution.p99, executionMax: summary.callbackTiming.execution.max,
-                periodUsecs: summary.callbackTiming.periodUsecs))
-        sessionSummary.framesSkippedByServer = summary.framesSkippedByServer
-        sessionSummary.serverGapCount = summary.serverGapCount
-        sessionSummary.serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
+    func printSummary(_ summary: CaptureSummary, reason: StopReason, path: String?) {
+        let sessionSummary = SessionSummary(summary, reason: reason, path: path)
         if mode == .json {
             Console.out(SummaryFormatter.json(sessionSummary) + "\n")
         } else {
@@ -96,29 +72,23 @@ final class MeterOutput {
         let connected = session.inputIsConnected
         var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
             // The clean channel (after the inputs) is connected whenever the primary is.
-            ChannelDisplay(name: pair.0, peakDBFS: pair.1.peakDBFS, holdDBFS: pair.1.holdDBFS, rmsDBFS: pair.1.rmsDBFS,
-                           clipCount: pair.1.clipCount, isConnected: index < connected.count ? connected[index] : connected.first ?? true)
+            ChannelDisplay(
+                name: pair.0, reading: pair.1,
+                isConnected: index < connected.count ? connected[index] : connected.first ?? true)
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {
             channels.append(ChannelDisplay(name: port.shortName, reading: reading, isConnected: true))
         }
         let frames = session.framesTaken
-        let status = MeterStatus(elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
-                                 xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
-                                 framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
+        let status = MeterStatus(
+            elapsedSeconds: Double(frames) / Double(session.sampleRate), sampleRate: session.sampleRate,
+            xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
+            framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
         var statusWithReduction = status
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
         }
         return (channels, statusWithReduction)
-    }
-}
-
-private extension String {
-    /// "1234" (milliseconds) as "1.234".
-    var paddedMillis: String {
-        let digits = String(repeating: "0", count: max(0, 4 - count)) + self
-        return String(digits.dropLast(3)) + "." + String(digits.suffix(3))
     }
 }

@@ -3,24 +3,33 @@ import Platform
 
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
 StopSignals.install()
-let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "play" { exit(PlayCommand.run(Array(arguments.dropFirst())).rawValue) }
-if arguments.first == "denoise" { exit(DenoiseCommand.run(Array(arguments.dropFirst())).rawValue) }
 let exitCode: ExitCode
 do {
-    switch try ArgumentParser.parse(arguments) {
+    switch try Command.parse(Array(CommandLine.arguments.dropFirst())) {
     case .help(let text):
         Console.out(text + "\n")
         exitCode = .ok
     case .version:
-        Console.out(Usage.version + "\n")
+        Console.out(CommandTable.version + "\n")
         exitCode = .ok
-    case .run(let invocation):
-        switch invocation.command {
-        case .demo: exitCode = DemoCommand.run(invocation)
-        case .latency: exitCode = LatencyCommand.run(invocation)
-        default: exitCode = CaptureCommand.run(invocation)
-        }
+    case .meter(let options), .record(let options), .monitor(let options):
+        exitCode = CaptureCommand.run(options)
+    case .demo(let options):
+        exitCode = DemoCommand.run(options)
+    case .latency(let options):
+        exitCode = LatencyCommand.run(options)
+    case .play(let options):
+        exitCode = PlayCommand.run(options)
+    case .denoise(let options):
+        exitCode = DenoiseCommand.run(options)
+    case .completions(let shell):
+        Console.out(CompletionScript.script(for: shell))
+        exitCode = .ok
+    case .manual:
+        Console.out(ManualPage.page)
+        exitCode = .ok
+    case .ports(let options):
+        exitCode = PortsCommand.run(options)
     }
 } catch {
     Console.error("micmon: \(error.description)")

@@ -1,6 +1,7 @@
 import DSP
 import Foundation
 import Testing
+
 @testable import TerminalUI
 
 func parse(_ line: String) throws -> [String: Any] {
@@ -10,18 +11,23 @@ func parse(_ line: String) throws -> [String: Any] {
 
 let summary = SessionSummary(
     durationSeconds: 10, frames: 480_000, sampleRate: 48000,
-    channels: [.init(name: "in_1", maxPeakDBFS: -3.2149, meanRMSDBFS: -15.4, clipCount: 0),
-               .init(name: "in_2", maxPeakDBFS: 0, meanRMSDBFS: -.infinity, clipCount: 12)],
+    channels: [
+        .init(name: "in_1", maxPeakDBFS: -3.2149, meanRMSDBFS: -15.4, clipCount: 0),
+        .init(name: "in_2", maxPeakDBFS: 0, meanRMSDBFS: -.infinity, clipCount: 12),
+    ],
     xruns: 1, framesDropped: 1536,
     drops: [.init(startFrame: 48000, length: 1024), .init(startFrame: 96_000, length: 512)],
-    filePath: "/tmp/take.wav", exitReason: "duration reached")
+    filePath: "/tmp/take.wav", exitReason: .durationReached)
 
 @Suite struct JSONOutput {
     @Test func meterKnownOutput() throws {
         let line = JSONLines.meter(
             channels: [ChannelDisplay(name: "in_1", peakDBFS: -3.21, holdDBFS: -2.96, rmsDBFS: -12.14)],
             status: MeterStatus(elapsedSeconds: 1.25, sampleRate: 48000, framesRecorded: 48000))
-        #expect(line == #"{"type":"meter","time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#)
+        #expect(
+            line
+                == #"{"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#
+        )
         let object = try parse(line)
         #expect(object["type"] as? String == "meter")
         #expect(object["time"] as? Double == 1.25)
@@ -47,12 +53,15 @@ let summary = SessionSummary(
         #expect((c["rms_dbfs"] as? Double).map { $0.isFinite } == true)
     }
 
-    @Test(arguments: ["plain", "quote\"back\\slash", "line\nbreak\ttab\r\u{8}\u{C}", "ctl\u{0}\u{1}\u{1F}\u{7F}",
-                      "ünïcødé 🎤 日本", "sep\u{2028}\u{2029}", "/slash"])
+    @Test(arguments: [
+        "plain", "quote\"back\\slash", "line\nbreak\ttab\r\u{8}\u{C}", "ctl\u{0}\u{1}\u{1F}\u{7F}",
+        "ünïcødé 🎤 日本", "sep\u{2028}\u{2029}", "/slash",
+    ])
     func stringsRoundTrip(name: String) throws {
         let status = MeterStatus(elapsedSeconds: 0, sampleRate: 48000, isRecording: true, fileName: name)
-        let line = JSONLines.meter(channels: [ChannelDisplay(name: name, peakDBFS: 0, holdDBFS: 0, rmsDBFS: 0)],
-                                   status: status)
+        let line = JSONLines.meter(
+            channels: [ChannelDisplay(name: name, peakDBFS: 0, holdDBFS: 0, rmsDBFS: 0)],
+            status: status)
         #expect(!line.unicodeScalars.contains { $0.value < 0x20 })
         let object = try parse(line)
         #expect(object["file"] as? String == name)
@@ -60,10 +69,10 @@ let summary = SessionSummary(
     }
 
     @Test func escapes() {
-        #expect(TextFormat.jsonString("a\"b\\c") == #""a\"b\\c""#)
-        #expect(TextFormat.jsonString("\n\r\t\u{8}\u{C}") == #""\n\r\t\b\f""#)
-        #expect(TextFormat.jsonString("\u{0}\u{1F}\u{2028}") == #""\u0000\u001f\u2028""#)
-        #expect(TextFormat.jsonString("é/") == "\"é/\"")
+        #expect(JSON.quoted("a\"b\\c") == #""a\"b\\c""#)
+        #expect(JSON.quoted("\n\r\t\u{8}\u{C}") == #""\u000a\u000d\u0009\u0008\u000c""#)
+        #expect(JSON.quoted("\u{0}\u{1F}\u{7F}") == "\"\\u0000\\u001f\u{7F}\"")
+        #expect(JSON.quoted("é/🎤\u{2028}") == "\"é/🎤\u{2028}\"")
     }
 }
 
@@ -106,40 +115,43 @@ let summary = SessionSummary(
 
 @Suite struct Summary {
     @Test func textKnownOutput() {
-        #expect(SummaryFormatter.text(summary) == """
-            Session summary
-              ended:     duration reached
-              file:      /tmp/take.wav
-              duration:  10.000 s, 480000 frames at 48000 Hz
-              channel  max peak dBFS  mean RMS dBFS     clips
-              in_1             -3.21         -15.40         0
-              in_2              0.00        -160.00        12
-              xruns:     1
-              dropped:   1536 frames in 2 gaps
-                at 1.000 s (frame 48000): 1024 frames (21.3 ms)
-                at 2.000 s (frame 96000): 512 frames (10.7 ms)
-            """)
+        #expect(
+            SummaryFormatter.text(summary) == """
+                Session summary
+                  ended:     duration reached
+                  file:      /tmp/take.wav
+                  duration:  10.000 s, 480000 frames at 48000 Hz
+                  channel  max peak dBFS  mean RMS dBFS     clips
+                  in_1             -3.21         -15.40         0
+                  in_2              0.00        -160.00        12
+                  xruns:     1
+                  dropped:   1536 frames in 2 gaps
+                    at 1.000 s (frame 48000): 1024 frames (21.3 ms)
+                    at 2.000 s (frame 96000): 512 frames (10.7 ms)
+                """)
     }
 
     @Test func textWithoutFileOrDrops() {
-        let clean = SessionSummary(durationSeconds: 2.5, frames: 110_250, sampleRate: 44100,
-                                   channels: [.init(name: "a", maxPeakDBFS: -6, meanRMSDBFS: -20, clipCount: 0)],
-                                   exitReason: "interrupted")
-        #expect(SummaryFormatter.text(clean) == """
-            Session summary
-              ended:     interrupted
-              file:      (none)
-              duration:  2.500 s, 110250 frames at 44100 Hz
-              channel  max peak dBFS  mean RMS dBFS     clips
-              a                -6.00         -20.00         0
-              xruns:     0
-              dropped:   0 frames
-            """)
+        let clean = SessionSummary(
+            durationSeconds: 2.5, frames: 110_250, sampleRate: 44100,
+            channels: [.init(name: "a", maxPeakDBFS: -6, meanRMSDBFS: -20, clipCount: 0)],
+            exitReason: .interrupted)
+        #expect(
+            SummaryFormatter.text(clean) == """
+                Session summary
+                  ended:     interrupted (SIGINT)
+                  file:      (none)
+                  duration:  2.500 s, 110250 frames at 44100 Hz
+                  channel  max peak dBFS  mean RMS dBFS     clips
+                  a                -6.00         -20.00         0
+                  xruns:     0
+                  dropped:   0 frames
+                """)
     }
 
     @Test func manyDropsAreCountedInText() {
         var many = summary
-        many.drops = (0..<25).map { .init(startFrame: UInt64($0) * 4800, length: 256) }
+        many.drops = (0 ..< 25).map { .init(startFrame: UInt64($0) * 4800, length: 256) }
         many.framesDropped = 25 * 256
         let lines = SummaryFormatter.text(many).split(separator: "\n")
         #expect(lines.filter { $0.hasPrefix("    at ") }.count == SummaryFormatter.listedDrops)
@@ -150,7 +162,10 @@ let summary = SessionSummary(
 
     @Test func jsonKnownOutput() throws {
         let line = SummaryFormatter.json(summary)
-        #expect(line == #"{"type":"summary","reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#)
+        #expect(
+            line
+                == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#
+        )
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)
         let drops = try #require(object["drops"] as? [[String: Any]])
@@ -161,10 +176,12 @@ let summary = SessionSummary(
     /// (what a per-cycle cost comparison reads) as well as the tails.
     @Test func callbackTimingInTextAndJSON() throws {
         var timed = summary
-        timed.callbackTiming = .init(latenessP99: 41, latenessMax: 120, executionMean: 1.2345, executionP99: 3,
-                                     executionMax: 17, periodUsecs: 666.7)
+        timed.callbackTiming = .init(
+            latenessP99: 41, latenessMax: 120, executionMean: 1.2345, executionP99: 3,
+            executionMax: 17, periodUsecs: 666.7)
         let lines = SummaryFormatter.text(timed).split(separator: "\n")
-        #expect(lines.contains("  callback:  late p99 41 / max 120 µs, ran mean 1.23 / p99 3 / max 17 µs (period 667 µs)"))
+        #expect(
+            lines.contains("  callback:  late p99 41 / max 120 µs, ran mean 1.23 / p99 3 / max 17 µs (period 667 µs)"))
         let object = try parse(SummaryFormatter.json(timed))
         let timing = try #require(object["callback_us"] as? [String: Any])
         #expect(timing["execution_mean"] as? Double == 1.235 || timing["execution_mean"] as? Double == 1.234)
@@ -179,7 +196,9 @@ let summary = SessionSummary(
         gapped.framesDropped = 0
         gapped.serverGapCount = 12
         gapped.framesSkippedByServer = 480
-        gapped.serverGaps = [.init(startFrame: 48000, length: 64)] + (1 ..< 12).map { .init(startFrame: 48000 + UInt64($0) * 4800, length: 32) }
+        gapped.serverGaps =
+            [.init(startFrame: 48000, length: 64)]
+            + (1 ..< 12).map { .init(startFrame: 48000 + UInt64($0) * 4800, length: 32) }
         let lines = SummaryFormatter.text(gapped).split(separator: "\n").map(String.init)
         #expect(lines.contains("  dropped:   0 frames"))
         #expect(lines.contains("  server gaps: 12, 480 frames (xruns: cycles run without micmon; nothing inserted)"))
@@ -197,7 +216,7 @@ let summary = SessionSummary(
         var odd = summary
         odd.sampleRate = 0
         odd.filePath = nil
-        odd.exitReason = "server \"gone\"\n"
+        odd.exitReason = .readFailed("server \"gone\"\n")
         let object = try parse(SummaryFormatter.json(odd))
         #expect(object["reason"] as? String == "server \"gone\"\n")
         #expect(object["file"] is NSNull)
@@ -206,8 +225,9 @@ let summary = SessionSummary(
     }
 
     @Test func channelFromReading() {
-        let reading = MeterReading(peak: 0, hold: 0, meanSquare: 0, maxPeak: 0.5, clipCount: 1,
-                                   sumOfSquares: 48000 * 0.25, frameCount: 48000)
+        let reading = MeterReading(
+            peak: 0, hold: 0, meanSquare: 0, maxPeak: 0.5, clipCount: 1,
+            sumOfSquares: 48000 * 0.25, frameCount: 48000)
         let c = SessionSummary.Channel(name: "in_1", reading: reading)
         #expect(abs(c.maxPeakDBFS - -6.0206) < 1e-4 && abs(c.meanRMSDBFS - -6.0206) < 1e-4 && c.clipCount == 1)
     }

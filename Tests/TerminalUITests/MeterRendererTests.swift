@@ -1,10 +1,12 @@
 import DSP
 import Testing
+
 @testable import TerminalUI
 
 /// `text` without ANSI SGR sequences.
 func visible(_ text: String) -> String {
-    var out = "", inEscape = false
+    var out = ""
+    var inEscape = false
     for c in text {
         if inEscape {
             if c == "m" { inEscape = false }
@@ -17,8 +19,9 @@ func visible(_ text: String) -> String {
     return out
 }
 
-let recording = MeterStatus(elapsedSeconds: 72.35, sampleRate: 48000, xruns: 2, framesRecorded: 3_472_800,
-                            framesDropped: 0, isRecording: true, fileName: "take.wav")
+let recording = MeterStatus(
+    elapsedSeconds: 72.35, sampleRate: 48000, xruns: 2, framesRecorded: 3_472_800,
+    framesDropped: 0, isRecording: true, fileName: "take.wav")
 let metering = MeterStatus(elapsedSeconds: 1.25, sampleRate: 44100)
 let three = [
     ChannelDisplay(name: "in_1", peakDBFS: -12, holdDBFS: -6, rmsDBFS: -30),
@@ -31,12 +34,14 @@ let three = [
         let lines = MeterRenderer.lines(channels: [three[0]], status: metering, width: 80, color: false)
         // name 4 + space + bar 46 + numbers 17 (+ 12 reserved for CLIP) = 80.
         // RMS −30 → 23 cells, peak −12 → 37 cells, hold −6 → 41 cells: marker on cell 41.
-        let bar = String(repeating: "█", count: 23) + String(repeating: "▒", count: 14)
+        let bar =
+            String(repeating: "█", count: 23) + String(repeating: "▒", count: 14)
             + "···" + "|" + String(repeating: "·", count: 5)
-        #expect(lines == [
-            "in_1 " + bar + "  -12.0  -30.0 dB",
-            "00:01.2  not recording  xruns 0  dropped 0  44100 Hz",
-        ])
+        #expect(
+            lines == [
+                "in_1 " + bar + "  -12.0  -30.0 dB",
+                "00:01.2  not recording  xruns 0  dropped 0  44100 Hz",
+            ])
     }
 
     @Test(arguments: [10, 20, 30, 45, 60, 80, 81, 120, 200])
@@ -68,10 +73,10 @@ let three = [
     @Test func colourZonesAndMarkers() {
         let loud = ChannelDisplay(name: "in_1", peakDBFS: -1, holdDBFS: -0.5, rmsDBFS: -3, clipCount: 123_456)
         let line = MeterRenderer.lines(channels: [loud], status: metering, width: 80, color: true)[0]
-        #expect(line.contains("\u{1B}[0;32m█"))   // green
-        #expect(line.contains("\u{1B}[0;33m█"))   // yellow
-        #expect(line.contains("\u{1B}[0;31m█"))   // red
-        #expect(line.contains("\u{1B}[0;1;31m|")) // hold in the red zone, bold
+        #expect(line.contains("\u{1B}[0;32m█"))  // green
+        #expect(line.contains("\u{1B}[0;33m█"))  // yellow
+        #expect(line.contains("\u{1B}[0;31m█"))  // red
+        #expect(line.contains("\u{1B}[0;1;31m|"))  // hold in the red zone, bold
         #expect(line.contains("\u{1B}[0;1;31mCLIP 99999+\u{1B}[0m"))
         #expect(line.hasSuffix("\u{1B}[0m"))
         // The zones change where the scale says: −18 dBFS is cell 32.2 of 46, −6 is 41.4.
@@ -85,7 +90,10 @@ let three = [
         let lines = MeterRenderer.lines(channels: [], status: recording, width: 80, color: false)
         #expect(lines == ["01:12.3  REC 3472800 frames  xruns 2  dropped 0  48000 Hz  take.wav"])
         let colored = MeterRenderer.lines(channels: [], status: recording, width: 80, color: true)[0]
-        #expect(colored == "01:12.3  \u{1B}[0;1;31mREC\u{1B}[0m 3472800 frames  \u{1B}[0;33mxruns 2\u{1B}[0m  dropped 0  48000 Hz  take.wav")
+        #expect(
+            colored
+                == "01:12.3  \u{1B}[0;1;31mREC\u{1B}[0m 3472800 frames  \u{1B}[0;33mxruns 2\u{1B}[0m  dropped 0  48000 Hz  take.wav"
+        )
         let cut = MeterRenderer.lines(channels: [], status: recording, width: 12, color: true)[0]
         #expect(cut == "01:12.3  \u{1B}[0;1;31mREC\u{1B}[0m")
     }
@@ -101,17 +109,20 @@ let three = [
     }
 
     @Test func plainLineKnownOutputs() {
-        #expect(MeterRenderer.plainLine(channels: three, status: recording) ==
-            "01:12.3 | in_1 peak -12.0 rms -30.0 dBFS | system:capture_2 peak -40.0 rms -50.0 dBFS clips 3"
-            + " | in_3 disconnected | xruns 2 | dropped 0 | rec take.wav 3472800 frames")
+        #expect(
+            MeterRenderer.plainLine(channels: three, status: recording)
+                == "01:12.3 | in_1 peak -12.0 rms -30.0 dBFS | system:capture_2 peak -40.0 rms -50.0 dBFS clips 3"
+                + " | in_3 disconnected | xruns 2 | dropped 0 | rec take.wav 3472800 frames")
         let silent = ChannelDisplay(name: "a\u{1B}[2Jb", peakDBFS: -.infinity, holdDBFS: .nan, rmsDBFS: -200)
-        #expect(MeterRenderer.plainLine(channels: [silent], status: metering) ==
-            "00:01.2 | a?[2Jb peak -160.0 rms -160.0 dBFS | xruns 0 | dropped 0 | not recording")
+        #expect(
+            MeterRenderer.plainLine(channels: [silent], status: metering)
+                == "00:01.2 | a?[2Jb peak -160.0 rms -160.0 dBFS | xruns 0 | dropped 0 | not recording")
     }
 
     @Test func displayFromReading() {
-        let reading = MeterReading(peak: 0.5, hold: 1, meanSquare: 0.5, maxPeak: 1, clipCount: 2,
-                                   sumOfSquares: 0, frameCount: 0)
+        let reading = MeterReading(
+            peak: 0.5, hold: 1, meanSquare: 0.5, maxPeak: 1, clipCount: 2,
+            sumOfSquares: 0, frameCount: 0)
         let d = ChannelDisplay(name: "x", reading: reading)
         #expect(abs(d.peakDBFS - -6.0206) < 1e-4 && d.holdDBFS == 0 && abs(d.rmsDBFS - -3.0103) < 1e-4)
         #expect(d.clipCount == 2 && d.isConnected)

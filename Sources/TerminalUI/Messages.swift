@@ -1,0 +1,86 @@
+/// The lines micmon writes to stderr about a session (the caller adds the "micmon: " prefix):
+/// hints, warnings and what happened along the way. Errors from the libraries bring their own
+/// text. Pure; any thread.
+public enum Messages {
+    /// The one "how to start a JACK server" hint, for every command that found none. `server` is
+    /// the name micmon tried.
+    public static func startServer(server: String) -> String {
+        let named = server == "default" ? "" : " -n \(server)"
+        return "start a server first (e.g. `jackd\(named) -d alsa`, or `jackd\(named) -d dummy` without a sound card), "
+            + "or try `micmon demo`"
+    }
+
+    /// The server shut down while a session ran.
+    public static func serverShutDown(server: String, takeFinalized: Bool) -> String {
+        "the JACK server '\(TextFormat.printable(server))' shut down"
+            + (takeFinalized ? "; the take was finalized" : "")
+    }
+
+    public static let sampleRateChanged =
+        "the server's sample rate changed; the take was ended (a file cannot change rate)"
+
+    public static func serverGaps(frames: UInt64, gaps: UInt64) -> String {
+        "the server ran \(frames) frames without micmon in \(gaps) gap" + (gaps == 1 ? "" : "s")
+            + " (xruns); the take holds what it delivered, with nothing inserted (see the summary)"
+    }
+
+    public static func framesDropped(_ frames: UInt64) -> String {
+        "\(frames) frames were dropped (silence in their place; see the summary)"
+    }
+
+    public static func warning(_ text: String) -> String { "warning: " + text }
+
+    // MARK: --wait-server
+
+    public static func waitingForServer(_ server: String) -> String {
+        "waiting for server '\(TextFormat.printable(server))' to come back (Ctrl-C stops)"
+    }
+
+    /// The server is back; `path` is the continuation file, if recording.
+    public static func serverBack(continuingInto path: String?) -> String {
+        "the server is back; continuing" + (path.map { " into " + TextFormat.printable($0) } ?? "")
+    }
+
+    // MARK: demo
+
+    public static func startingDemoServer(_ server: String) -> String {
+        "starting a private JACK server '\(server)' (dummy backend, 48 kHz, 256 frames)"
+    }
+
+    public static func demoSource(ports: [String]) -> String {
+        "demo voice on \(ports.joined(separator: ", ")) (in_1 = primary mic, in_2 = reference mic); Ctrl-C stops"
+    }
+
+    public static func demoSourceFailed(_ reason: String) -> String { "the demo source could not start: " + reason }
+
+    // MARK: play
+
+    public static let noPlaybackPorts = "warning: no playback ports found; use -o to choose destinations"
+    public static let serverShutDownDuringPlayback = "the JACK server shut down during playback"
+
+    public static func cannotPlay(_ path: String, _ reason: String) -> String {
+        "cannot play \(TextFormat.printable(path)): \(reason)"
+    }
+
+    // MARK: denoise
+
+    public static func cannotRead(_ path: String, _ reason: String) -> String {
+        "cannot read \(TextFormat.printable(path)): \(reason)"
+    }
+
+    public static func cannotWrite(_ path: String, _ reason: String) -> String {
+        "cannot write \(TextFormat.printable(path)): \(reason)"
+    }
+
+    public static func cannotFinish(_ path: String, _ reason: String) -> String {
+        "cannot finish \(TextFormat.printable(path)): \(reason)"
+    }
+
+    public static func denoiseChannels(_ path: String, has count: Int) -> String {
+        "\(TextFormat.printable(path)) has \(count) channel\(count == 1 ? "" : "s"); denoise needs 2 (primary, reference)"
+    }
+
+    public static func endedEarly(_ path: String, framesRead: Int64, of total: Int64) -> String {
+        "\(TextFormat.printable(path)) ended after \(framesRead) of \(total) frames (damaged file?)"
+    }
+}

@@ -1,0 +1,42 @@
+/// Why a session ended, for every command's summary (text and JSON `"reason"`). Pure values.
+public enum StopReason: Sendable, Equatable {
+    /// `--duration` reached.
+    case durationReached
+    /// `play`: the file (and its loops) played to the end.
+    case endOfFile
+    /// SIGINT (Ctrl-C).
+    case interrupted
+    /// SIGTERM.
+    case terminated
+    /// The JACK server shut down or went away.
+    case serverGone
+    /// The server's sample rate changed (a file cannot change rate).
+    case sampleRateChanged
+    /// The take could not be written.
+    case fileFailed
+    /// stdout was closed (the reader of a pipe went away).
+    case outputClosed
+    /// `play --on-route-loss stop`: the destination ports went away.
+    case routeLost
+    /// `latency`: the server stopped running process cycles.
+    case serverStalled
+    /// `play`: the file could not be read on; the reader's reason.
+    case readFailed(String)
+
+    /// The reason as the summaries print it.
+    public var text: String {
+        switch self {
+        case .durationReached: return "duration reached"
+        case .endOfFile: return "end of file"
+        case .interrupted: return "interrupted (SIGINT)"
+        case .terminated: return "terminated (SIGTERM)"
+        case .serverGone: return "the JACK server went away"
+        case .sampleRateChanged: return "the server's sample rate changed"
+        case .fileFailed: return "the file could not be written"
+        case .outputClosed: return "output closed"
+        case .routeLost: return "route lost"
+        case .serverStalled: return "the server stopped running process cycles"
+        case .readFailed(let reason): return reason
+        }
+    }
+}

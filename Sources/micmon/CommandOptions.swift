@@ -1,0 +1,362 @@
+// Each command's options, parsed and checked from the scanned arguments. Pure (no I/O, no
+// JACK), so tests call `parse` directly; any thread.
+import Engine
+import SoundFile
+
+/// What `micmon` was asked to do.
+enum Command: Equatable, Sendable {
+    case meter(CaptureOptions)
+    case record(CaptureOptions)
+    case monitor(CaptureOptions)
+    case demo(CaptureOptions)
+    case play(PlayOptions)
+    case latency(LatencyOptions)
+    case denoise(DenoiseOptions)
+    case completions(Shell)
+    case manual
+    case ports(PortsOptions)
+    /// Print this text (a help page) and exit 0.
+    case help(String)
+    case version
+
+    /// Parses `micmon COMMAND [arguments]` (the arguments after the program name).
+    static func parse(_ arguments: [String]) throws(UsageError) -> Command {
+        guard let first = arguments.first else { return .help(HelpText.main) }
+        if first == "-h" || first == "--help" || first == "help" { return .help(HelpText.main) }
+        if first == "--version" { return .version }
+        guard let name = CommandName(rawValue: first) else {
+            let names = CommandTable.visibleCommands.map(\.name.rawValue).joined(separator: ", ")
+            throw UsageError("unknown command '\(first)' (commands: \(names); see micmon --help)")
+        }
+        let spec = name.spec
+        let scanned: ScannedArguments
+        switch try OptionScanner.scan(Array(arguments.dropFirst()), by: spec) {
+        case .help: return .help(HelpText.page(spec))
+        case .version: return .version
+        case .arguments(let arguments): scanned = arguments
+        }
+        switch name {
+        case .meter: return .meter(try CaptureOptions(.meter, scanned))
+        case .record: return .record(try CaptureOptions(.record, scanned))
+        case .monitor: return .monitor(try CaptureOptions(.monitor, scanned))
+        case .demo: return .demo(try CaptureOptions(.demo, scanned))
+        case .play: return .play(try PlayOptions(scanned))
+        case .latency: return .latency(try LatencyOptions(scanned))
+        case .denoise: return .denoise(try DenoiseOptions(scanned))
+        case .completions:
+            guard scanned.positionals.count == 1, let shell = Shell(rawValue: scanned.positionals[0]) else {
+                throw UsageError("completions needs one SHELL: bash, zsh or fish (see micmon completions --help)")
+            }
+            return .completions(shell)
+        case .manual:
+            try expectNoPositionals(scanned, name)
+            return .manual
+        case .ports:
+            try expectNoPositionals(scanned, name)
+            return .ports(
+                PortsOptions(
+                    output: scanned.isSet("output"), input: scanned.isSet("input"),
+                    serverName: scanned.last("server")))
+        }
+    }
+
+    static func expectNoPositionals(_ scanned: ScannedArguments, _ name: CommandName) throws(UsageError) {
+        if let extra = scanned.positionals.first {
+            throw UsageError("unexpected argument '\(extra)' for micmon \(name.rawValue)")
+        }
+    }
+}
+
+/// Converters from option text to checked values; each error names the option.
+enum OptionValue {
+    static func seconds(_ text: String, option: String = "--duration") throws(UsageError) -> Double {
+        guard let seconds = Double(text), seconds.isFinite else {
+            throw UsageError("\(option) needs a number of seconds, not '\(text)'")
+        }
+        guard seconds > 0 else { throw UsageError("\(option) must be greater than 0 (got \(text))") }
+        return seconds
+    }
+
+    static func number(_ text: String, option: String, in range: ClosedRange<Double>) throws(UsageError) -> Double {
+        guard let number = Double(text), number.isFinite else {
+            throw UsageError("\(option) needs a number, not '\(text)'")
+        }
+        guard range.contains(number) else {
+            throw UsageError(
+                "\(option) must be between \(plain(range.lowerBound)) and \(plain(range.upperBound)) (got \(text))")
+        }
+        return number
+    }
+
+    static func clientName(_ text: String) throws(UsageError) -> String {
+        if text.isEmpty { throw UsageError("--name needs a non-empty client name") }
+        return text
+    }
+
+    /// 1 as "1", 0.5 as "0.5".
+    static func plain(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// The container from `--format`, else from the path's extension, else WAV; the encoding
+    /// from `--bits`, else float (24-bit for FLAC, which has no float). Checked with libsndfile.
+    static func format(path: String, formatName: String?, bitsName: String?) throws(UsageError) -> AudioFileFormat {
+        let container: ContainerFormat
+        if let formatName {
+            guard let chosen = ContainerFormat(rawValue: formatName.lowercased()) else {
+                throw UsageError("unknown --format '\(formatName)' (wav, w64, rf64, caf, flac)")
+            }
+            container = chosen
+        } else if let dot = path.lastIndex(of: "."),
+            let byExtension = ContainerFormat(rawValue: path[path.index(after: dot)...].lowercased())
+        {
+            container = byExtension
+        } else {
+            container = .wav
+        }
+        let encoding: SampleEncoding
+        if let bitsName {
+            guard let chosen = SampleEncoding(rawValue: bitsName.lowercased()) else {
+                throw UsageError("unknown --bits '\(bitsName)' (16, 24, 32, float)")
+            }
+            encoding = chosen
+        } else {
+            encoding = container == .flac ? .pcm24 : .float
+        }
+        let format = AudioFileFormat(container: container, encoding: encoding)
+        guard format.isWritable() else {
+            let samples = encoding == .float ? "float" : "\(encoding.bitDepth)-bit"
+            throw UsageError(
+                "\(container.rawValue) cannot hold \(samples) samples (libsndfile refuses the combination); "
+                    + "try --bits 24")
+        }
+        return format
+    }
+}
+
+/// `meter`, `record`, `monitor` and `demo`: one capture session, checked before anything starts.
+struct CaptureOptions: Equatable, Sendable {
+    enum Kind: String, Equatable, Sendable { case meter, record, monitor, demo }
+
+    var kind: Kind
+    var filePath: String?
+    var clientName = "micmon"
+    var serverName: String?
+    var ports: [String] = []
+    var json = false
+    var durationSeconds: Double?
+    var format: AudioFileFormat?
+    var force = false
+    /// `--wait-server`: after the server goes away, wait for it and go on (continuation files).
+    var waitsForServer = false
+    /// Monitoring (`monitor`, or `record --monitor`): destinations and gain.
+    var monitors = false
+    var monitorDestinations: [String] = []
+    var monitorGainDecibels = 0.0
+    /// `--denoise`: dual-mic noise suppression (in_1 primary, in_2 reference).
+    var denoises = false
+    /// `--channels`: what a denoised recording holds.
+    var recordedChannels: CaptureConfiguration.RecordedChannels = .all
+
+    init(kind: Kind) {
+        self.kind = kind
+        monitors = kind == .monitor
+    }
+
+    init(_ kind: Kind, _ scanned: ScannedArguments) throws(UsageError) {
+        self.init(kind: kind)
+        clientName = try scanned.last("name", OptionValue.clientName) ?? clientName
+        serverName = scanned.last("server")
+        ports = scanned.values("port")
+        json = scanned.isSet("json")
+        force = scanned.isSet("force")
+        waitsForServer = scanned.isSet("wait-server")
+        durationSeconds = try scanned.last("duration") { text throws(UsageError) in try OptionValue.seconds(text) }
+        monitors = monitors || scanned.isSet("monitor")
+        monitorDestinations = scanned.values("output")
+        monitorGainDecibels =
+            try scanned.last("gain") { text throws(UsageError) -> Double in
+                guard let gain = Double(text), gain.isFinite, gain >= -60, gain <= 24 else {
+                    throw UsageError("--gain needs a number of dB from -60 to 24, not '\(text)'")
+                }
+                return gain
+            } ?? 0
+        denoises = scanned.isSet("denoise")
+        let channels = try scanned.last("channels") { text throws(UsageError) in
+            guard let channels = CaptureConfiguration.RecordedChannels(rawValue: text) else {
+                throw UsageError("--channels needs raw, clean or all, not '\(text)'")
+            }
+            return channels
+        }
+        recordedChannels = channels ?? .all
+
+        let positional = scanned.positionals
+        switch kind {
+        case .record:
+            guard let path = positional.first else {
+                throw UsageError("record needs a FILE to write (see micmon record --help)")
+            }
+            guard positional.count == 1 else {
+                throw UsageError("record takes one FILE, got: \(positional.joined(separator: " "))")
+            }
+            filePath = path
+        case .demo:
+            filePath = scanned.last("record")
+            fallthrough
+        case .meter, .monitor:
+            if let extra = positional.first {
+                throw UsageError("unexpected argument '\(extra)' for micmon \(kind.rawValue)")
+            }
+        }
+        let formatName = scanned.last("format")
+        let bitsName = scanned.last("bits")
+        if let path = filePath {
+            format = try OptionValue.format(path: path, formatName: formatName, bitsName: bitsName)
+        } else if formatName != nil || bitsName != nil || force {
+            throw UsageError(CommandTable.recordingOnly)
+        }
+        if channels != nil && (!denoises || filePath == nil) {
+            throw UsageError("--channels applies only when recording with --denoise")
+        }
+        if !monitors && (!monitorDestinations.isEmpty || monitorGainDecibels != 0) {
+            throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
+        }
+    }
+}
+
+/// `latency`.
+struct LatencyOptions: Equatable, Sendable {
+    var clientName = "micmon"
+    var serverName: String?
+    var json = false
+    var durationSeconds: Double?
+    /// Where out_1 goes, what feeds in_1, or out_1 straight into in_1.
+    var sendPort: String?
+    var returnPort: String?
+    var softwareLoop = false
+
+    init() {}
+
+    init(_ scanned: ScannedArguments) throws(UsageError) {
+        clientName = try scanned.last("name", OptionValue.clientName) ?? clientName
+        serverName = scanned.last("server")
+        json = scanned.isSet("json")
+        durationSeconds = try scanned.last("duration") { text throws(UsageError) in try OptionValue.seconds(text) }
+        sendPort = scanned.last("send")
+        returnPort = scanned.last("return")
+        softwareLoop = scanned.isSet("software-loop")
+        if let extra = scanned.positionals.first {
+            throw UsageError("unexpected argument '\(extra)' for micmon latency")
+        }
+        if returnPort != nil && softwareLoop {
+            throw UsageError("--return and --software-loop both feed in_1; give one of them")
+        }
+    }
+}
+
+/// `play FILE`.
+struct PlayOptions: Equatable, Sendable {
+    var path = ""
+    var clientName = "micmon"
+    var serverName: String?
+    /// `-o` requests (exact names or patterns); empty means the first two physical playback ports.
+    var destinations: [String] = []
+    var volume = 1.0
+    var pan = 0.0
+    var loops = 0
+    var rate = 1.0
+    var onRouteLoss = PlaybackConfiguration.RouteLossAction.pause
+    var json = false
+
+    init() {}
+
+    init(_ scanned: ScannedArguments) throws(UsageError) {
+        clientName = try scanned.last("name", OptionValue.clientName) ?? clientName
+        serverName = scanned.last("server")
+        destinations = scanned.values("output")
+        json = scanned.isSet("json")
+        volume =
+            try scanned.last("volume") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--volume", in: 0 ... 1)
+            } ?? volume
+        pan =
+            try scanned.last("pan") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--pan", in: -1 ... 1)
+            } ?? pan
+        rate =
+            try scanned.last("rate") { text throws(UsageError) in
+                try OptionValue.number(text, option: "--rate", in: 0.5 ... 2)
+            } ?? rate
+        loops =
+            try scanned.last("loops") { text throws(UsageError) -> Int in
+                guard let loops = Int(text), loops >= -1 else {
+                    throw UsageError("--loops needs a whole number ≥ -1, not '\(text)'")
+                }
+                return loops
+            } ?? loops
+        onRouteLoss =
+            try scanned.last("on-route-loss") { text throws(UsageError) in
+                guard let action = PlaybackConfiguration.RouteLossAction(rawValue: text) else {
+                    throw UsageError("--on-route-loss takes pause or stop, not '\(text)'")
+                }
+                return action
+            } ?? onRouteLoss
+        let positional = scanned.positionals
+        guard let first = positional.first else { throw UsageError("play needs a FILE (see micmon play --help)") }
+        guard positional.count == 1 else {
+            throw UsageError("play takes one FILE, got: \(positional.joined(separator: " "))")
+        }
+        path = first
+    }
+
+    /// What the playback session is given.
+    var configuration: PlaybackConfiguration {
+        var configuration = PlaybackConfiguration()
+        configuration.clientName = clientName
+        configuration.serverName = serverName
+        configuration.path = path
+        configuration.destinations = destinations
+        configuration.volume = volume
+        configuration.pan = pan
+        configuration.loops = loops
+        configuration.rate = rate
+        configuration.onRouteLoss = onRouteLoss
+        return configuration
+    }
+}
+
+/// `denoise IN OUT`.
+struct DenoiseOptions: Equatable, Sendable {
+    var inputPath = ""
+    var outputPath = ""
+    var blockFrames = 256
+    var format = AudioFileFormat(container: .wav, encoding: .float)
+    var force = false
+
+    init() {}
+
+    init(_ scanned: ScannedArguments) throws(UsageError) {
+        force = scanned.isSet("force")
+        blockFrames =
+            try scanned.last("block") { text throws(UsageError) -> Int in
+                guard let frames = Int(text), (1 ... 8192).contains(frames) else {
+                    throw UsageError("--block needs a whole number of frames from 1 to 8192, not '\(text)'")
+                }
+                return frames
+            } ?? blockFrames
+        guard scanned.positionals.count == 2 else {
+            throw UsageError("denoise needs IN and OUT files (see micmon denoise --help)")
+        }
+        inputPath = scanned.positionals[0]
+        outputPath = scanned.positionals[1]
+        format = try OptionValue.format(
+            path: outputPath, formatName: scanned.last("format"), bitsName: scanned.last("bits"))
+    }
+}
+
+/// `ports`: which of the server's ports to print.
+struct PortsOptions: Equatable, Sendable {
+    var output = false
+    var input = false
+    var serverName: String?
+}

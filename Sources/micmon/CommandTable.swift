@@ -1,0 +1,382 @@
+// The option tables of every command, as data. `--help`, the man page and the completion
+// scripts are generated from them. Pure values; any thread.
+import DSP
+import Engine
+import SoundFile
+import TerminalUI
+
+/// Every command micmon knows, in the order `--help` lists them.
+enum CommandName: String, CaseIterable, Sendable {
+    case meter, record, play, monitor, latency, demo, denoise, completions, manual
+    /// Prints JACK port names for the completion scripts; not listed.
+    case ports
+
+    var spec: CommandSpec { CommandTable.spec(self) }
+}
+
+/// The noise suppressor's added delay, as the DSP code states it, for the help texts.
+enum DenoiseFigures {
+    /// Frames the clean channel lags its input (the same at 44.1 and 48 kHz), or 0 if the
+    /// suppressor cannot be made.
+    static let delayFrames: Int = (try? NoiseSuppressor(sampleRate: 48_000))?.latencyFrames ?? 0
+
+    /// "5.3 ms" at `sampleRate`.
+    static func delayMilliseconds(at sampleRate: Int) -> String {
+        TextFormat.fixed(Double(delayFrames) / Double(sampleRate) * 1000, decimals: 1) + " ms"
+    }
+}
+
+enum CommandTable {
+    static let version = "micmon 0.1.0"
+    static let title = "micmon — dual-microphone meter and recorder for JACK"
+
+    // MARK: Options shared by several commands
+
+    static let help = OptionSpec("help", short: "h", help: "show this help and exit")
+    static let versionOption = OptionSpec("version", help: "show the version and exit")
+    static let port = OptionSpec(
+        "port", short: "p", "PORT", kind: .outputPort, repeatable: true,
+        help: "source port for the next input (in_1, in_2, ...); repeatable. Exact names or patterns: "
+            + "system:capture_*, 'player:out_?'. Default: the first two physical capture ports.")
+    static let name = OptionSpec("name", short: "n", "NAME", kind: .text, help: "JACK client name (default: micmon)")
+    static let server = OptionSpec(
+        "server", short: "s", "NAME", kind: .text,
+        help: "JACK server name (default: $JACK_DEFAULT_SERVER or \"default\")")
+    static let duration = OptionSpec(
+        "duration", "S", kind: .number, help: "stop after S seconds (a take then holds exactly S × rate frames)")
+    static let json = OptionSpec("json", help: "print one JSON object per meter update instead of bars")
+    static let waitServer = OptionSpec(
+        "wait-server",
+        help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
+            + "(record: into take-2.wav, take-3.wav, ...); a lost server is then not an error")
+    static var denoise: OptionSpec {
+        OptionSpec(
+            "denoise",
+            help: "dual-mic noise suppression: in_1 is the primary mic near the talker, in_2 the reference a "
+                + "few cm further away. Adds a \"clean\" meter and the noise reduction in dB; monitoring plays "
+                + "the clean channel. 44.1 or 48 kHz; \(DenoiseFigures.delayMilliseconds(at: 48_000)) of added "
+                + "delay (\(DenoiseFigures.delayFrames) frames at 48 kHz).")
+    }
+    static let format = OptionSpec(
+        "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
+        help: "wav | w64 | rf64 | caf | flac. Default: from the file's extension, else wav. A wav take "
+            + "becomes RF64 on its own before it reaches 4 GB.")
+    static let bits = OptionSpec(
+        "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
+        help: "16 | 24 | 32 | float (default float; flac: 16 or 24, default 24). The rate is the server's.")
+    static let force = OptionSpec("force", help: "overwrite the file if it exists")
+    static let monitorOutput = OptionSpec(
+        "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
+        help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
+            + "Default: the first two physical playback ports.")
+    static let gain = OptionSpec("gain", "DB", kind: .number, help: "output gain, -60 … 24 dB (default 0)")
+    static let channels = OptionSpec(
+        "channels", "C", kind: .choice(CaptureConfiguration.RecordedChannels.allCases.map(\.rawValue)),
+        help: "with --denoise: raw (the inputs), clean (the clean channel, mono) or all (inputs then clean; "
+            + "default)")
+
+    static let recordingOnly = "--format, --bits and --force apply only when recording"
+
+    static let meters = """
+        Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
+        hold, RMS integrated over 300 ms. dBFS: a full-scale sine reads 0.0 peak and
+        -3.01 RMS. Silence reads -160 dBFS. Updates at 20 Hz on a terminal, once a
+        second as plain lines when stdout is not a terminal; colour only on a
+        terminal and never with NO_COLOR. micmon never reads stdin.
+        """
+
+    static let sessionExitCodes: [ExitCodeSpec] = [
+        .init(code: .ok, meaning: "ended as asked, nothing lost"),
+        .init(code: .usage, meaning: "usage error or bad input (nothing was created)"),
+        .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away (the take is finalized)"),
+        .init(code: .software, meaning: "internal error"),
+        .init(code: .fileError, meaning: "the file could not be written (finalized up to the fault)"),
+        .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
+    ]
+    static let textExitCodes: [ExitCodeSpec] = [
+        .init(code: .ok, meaning: "printed"),
+        .init(code: .usage, meaning: "usage error"),
+    ]
+
+    // MARK: The commands
+
+    static func spec(_ name: CommandName) -> CommandSpec {
+        switch name {
+        case .meter: return meter
+        case .record: return record
+        case .play: return play
+        case .monitor: return monitor
+        case .latency: return latency
+        case .demo: return demo
+        case .denoise: return denoiseCommand
+        case .completions: return completions
+        case .manual: return manual
+        case .ports: return ports
+        }
+    }
+
+    static var meter: CommandSpec {
+        CommandSpec(
+            name: .meter, summary: "live peak and RMS meters of the inputs, nothing written", positionals: [],
+            about: """
+                Stops on --duration, SIGINT/SIGTERM, or when the server goes away, and prints
+                a summary (per channel: max peak, mean RMS, clips; xruns).
+                """,
+            options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
+            refusals: [(["--format", "--bits", "--force"], recordingOnly)],
+            notes: meters, exitCodes: sessionExitCodes)
+    }
+
+    static var record: CommandSpec {
+        CommandSpec(
+            name: .record, summary: "record the inputs to a file while metering them",
+            positionals: [PositionalSpec(name: "FILE", kind: .file, help: "the take to write")],
+            about: """
+                Every frame the server delivers is written. The header is rewritten twice a
+                second, so even kill -9 leaves a file that opens, missing at most the last
+                half second. A period that cannot be queued is counted as dropped and written
+                as silence in its place, so the file keeps its timeline; the summary lists
+                each drop and the exit code is 75.
+
+                When the server runs cycles without micmon (an xrun: its frame counter jumps),
+                the take goes on with what the graph delivers next, nothing inserted; the
+                summary lists these server gaps apart from drops.
+                """,
+            options: [
+                port, format, bits, force,
+                OptionSpec(
+                    "monitor",
+                    help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
+                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, help, versionOption,
+            ],
+            refusals: [], notes: meters, exitCodes: sessionExitCodes)
+    }
+
+    static var monitor: CommandSpec {
+        CommandSpec(
+            name: .monitor, summary: "hear the inputs on the outputs in the same cycle, with meters for both",
+            positionals: [],
+            about: """
+                in_1 goes to out_1 and in_2 to out_2 in the same process cycle, so
+                monitoring adds no period of latency. At --gain 0 the outputs are the
+                inputs, bit for bit.
+                """,
+            options: [
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
+            ],
+            refusals: [(["--format", "--bits", "--force"], recordingOnly)],
+            notes: meters, exitCodes: sessionExitCodes)
+    }
+
+    static var demo: CommandSpec {
+        CommandSpec(
+            name: .demo, summary: "meter (or record) a built-in two-mic demo voice on a private JACK server",
+            positionals: [],
+            about: """
+                Starts a private JACK server (dummy backend, 48 kHz, 256 frames, its own
+                server name, so it never touches yours) and a built-in two-mic demo source:
+                a voice-like signal strongest at the primary mic, with noise on both. Then
+                it meters the source, or records it with --record. Everything it started is
+                stopped when it exits. For machines without a sound card; needs jackd
+                (Debian: jackd2).
+                """,
+            options: [
+                OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
+                format, bits, force, channels, denoise, duration, json, name, help, versionOption,
+            ],
+            refusals: [
+                (["-s", "--server"], "-s does not apply to micmon demo (it starts a private server of its own)"),
+                (["-p", "--port"], "-p does not apply to micmon demo (the demo source feeds the inputs)"),
+            ],
+            notes: meters, exitCodes: sessionExitCodes)
+    }
+
+    static var latency: CommandSpec {
+        CommandSpec(
+            name: .latency, summary: "callback timing, DSP load and xruns; with a loop, the true round trip",
+            positionals: [],
+            about: """
+                Registers out_1 and in_1 and measures for S seconds (default 5), or until
+                SIGINT/SIGTERM, then prints a summary either way:
+                - every process cycle: how late the callback woke after the cycle start and
+                  how long it ran; p50/p90/p99/p99.9/max in µs and % of the period, and a
+                  histogram; micmon's DSP load and the server's (jack_cpu_load); xruns and
+                  late cycles with their times;
+                - with a loop: out_1 emits a periodic broadband signal (a 4096-frame chirp,
+                  -6 dBFS peak) and in_1's return is cross-correlated with it. The round
+                  trip in frames (sub-sample) and ms, min/mean/max over the run, polarity,
+                  the time to lock, JACK's reported port latencies and what they leave
+                  unaccounted. Round trips up to 2 s are measured; "no signal" when what
+                  comes back is silence or not the signal.
+                """,
+            options: [
+                OptionSpec(
+                    "send", "PORT", kind: .inputPort,
+                    help: "connect out_1 to PORT (an input port, e.g. system:playback_1)"),
+                OptionSpec(
+                    "return", "PORT", kind: .outputPort,
+                    help: "connect PORT (an output port, e.g. system:capture_1) to in_1. For a cable through an "
+                        + "interface, give both."),
+                OptionSpec("software-loop", help: "connect out_1 straight to in_1 (JACK adds a period)"),
+                OptionSpec("duration", "S", kind: .number, help: "measure for S seconds (default 5)"),
+                OptionSpec("json", help: "print the summary as one JSON object"),
+                name, server, help, versionOption,
+            ],
+            refusals: [
+                (
+                    ["-p", "--port"],
+                    "-p does not apply to micmon latency (use --send and --return, or --software-loop)"
+                ),
+                (["--format", "--bits", "--force"], recordingOnly),
+            ],
+            notes: """
+                micmon disconnects what it connected when it exits. PORT is an exact name or
+                a pattern (its first match). micmon never reads stdin.
+                """,
+            exitCodes: [
+                .init(code: .ok, meaning: "measured as asked"),
+                .init(code: .usage, meaning: "usage error, or a --send/--return port that does not fit"),
+                .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
+                .init(code: .software, meaning: "internal error"),
+            ])
+    }
+
+    static var play: CommandSpec {
+        CommandSpec(
+            name: .play, summary: "play a file through JACK (volume, pan, loops, varispeed), with output meters",
+            positionals: [PositionalSpec(name: "FILE", kind: .file, help: "the sound file to play")],
+            about: """
+                Any format libsndfile reads. A file whose rate differs from the server's is
+                converted with libsamplerate. The file streams from disk (a reader thread
+                fills a ring; the realtime callback only copies), so any length plays.
+                Ends with exit 0 at the end of the file, or on SIGINT/SIGTERM.
+                """,
+            options: [
+                OptionSpec(
+                    "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
+                    help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
+                        + "Default: the first two physical playback ports."),
+                OptionSpec("volume", "V", kind: .number, help: "0 … 1 (default 1)"),
+                OptionSpec(
+                    "pan", "P", kind: .number,
+                    help: "-1 (left) … 1 (right), default 0. A mono file is panned with the constant-power law "
+                        + "(θ = (P+1)·π/4, L = cos θ, R = sin θ: -3.01 dB each at centre); a stereo file is "
+                        + "balanced (P < 0 lowers the right side linearly, P > 0 the left; centre leaves both "
+                        + "untouched)."),
+                OptionSpec(
+                    "loops", "N", kind: .number,
+                    help: "0 plays once, N plays N+1 times, -1 loops until stopped. The seam is sample-exact."),
+                OptionSpec(
+                    "rate", "R", kind: .number,
+                    help: "0.5 … 2, varispeed with libsamplerate: speed and pitch change together (like tape), "
+                        + "no time-stretch artefacts."),
+                OptionSpec(
+                    "on-route-loss", "ACTION", kind: .choice(["pause", "stop"]),
+                    help: "pause (default) holds the place while the destination ports are gone and resumes "
+                        + "when they return; stop ends."),
+                OptionSpec("json", help: "print one JSON object per meter update, and the summary as JSON"),
+                name, server, help, versionOption,
+            ],
+            refusals: [],
+            notes: nil,
+            exitCodes: [
+                .init(code: .ok, meaning: "played to the end, or stopped by SIGINT/SIGTERM"),
+                .init(code: .usage, meaning: "usage error, or a file that cannot be played"),
+                .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
+                .init(code: .software, meaning: "internal error"),
+                .init(code: .fileError, meaning: "the file could not be read to its end"),
+            ])
+    }
+
+    /// "256 frames (5.3 ms at 48 kHz, 5.8 ms at 44.1 kHz)".
+    static var denoiseDelay: String {
+        "\(DenoiseFigures.delayFrames) frames (\(DenoiseFigures.delayMilliseconds(at: 48_000)) at 48 kHz, "
+            + "\(DenoiseFigures.delayMilliseconds(at: 44_100)) at 44.1 kHz)"
+    }
+
+    static var denoiseCommand: CommandSpec {
+        CommandSpec(
+            name: .denoise, summary: "the noise suppressor on a 2-channel file, offline, as --denoise runs it",
+            positionals: [
+                PositionalSpec(name: "IN", kind: .file, help: "the 2-channel file to read"),
+                PositionalSpec(name: "OUT", kind: .file, help: "the clean file to write"),
+            ],
+            about: """
+                IN is a 2-channel file at 44100 or 48000 Hz (any format libsndfile reads):
+                channel 1 the primary mic near the talker, channel 2 the reference mic a
+                few centimetres further away. OUT is the clean primary, mono, the same
+                length and rate, float WAV unless --format/--bits or its extension say
+                otherwise.
+
+                The file goes through exactly the code the realtime path runs, in blocks
+                of N frames as if N were the JACK period (default 256, 1 … 8192), so OUT
+                is what `record --denoise` would have written. The output lags the input
+                by the suppressor's delay, \(denoiseDelay), as live.
+                """,
+            options: [
+                OptionSpec("block", "N", kind: .number, help: "frames per block (the JACK period to imitate)"),
+                OptionSpec(
+                    "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
+                    help: "wav, w64, rf64, caf, flac (default: from OUT's extension, else wav)"),
+                OptionSpec(
+                    "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
+                    help: "16, 24, 32 or float (default float; 24 for flac)"),
+                OptionSpec("force", help: "overwrite OUT if it exists"),
+                help, versionOption,
+            ],
+            refusals: [], notes: nil,
+            exitCodes: [
+                .init(code: .ok, meaning: "OUT written"),
+                .init(
+                    code: .usage,
+                    meaning: "usage error or unusable IN (not two channels, unreadable, an unsupported rate); "
+                        + "nothing was created"),
+                .init(code: .fileError, meaning: "OUT could not be written"),
+            ])
+    }
+
+    static var completions: CommandSpec {
+        CommandSpec(
+            name: .completions, summary: "print a shell completion script (bash, zsh or fish)",
+            positionals: [
+                PositionalSpec(name: "SHELL", kind: .choice(Shell.allCases.map(\.rawValue)), help: "bash, zsh or fish")
+            ],
+            about: """
+                The script completes commands, options and their values; for -p, --return
+                the output ports and for -o, --send the input ports of the running JACK
+                server (the one -s names, else the default). For example:
+                  bash: source <(micmon completions bash)
+                  zsh:  micmon completions zsh > ~/.zfunc/_micmon   (with ~/.zfunc in fpath)
+                  fish: micmon completions fish > ~/.config/fish/completions/micmon.fish
+                """,
+            options: [help], refusals: [], notes: nil, exitCodes: textExitCodes)
+    }
+
+    static var manual: CommandSpec {
+        CommandSpec(
+            name: .manual, summary: "print the manual page (roff)",
+            positionals: [],
+            about: "For example: micmon manual > micmon.1 && man -l micmon.1",
+            options: [help], refusals: [], notes: nil, exitCodes: textExitCodes)
+    }
+
+    static var ports: CommandSpec {
+        CommandSpec(
+            name: .ports, summary: "print the running server's port names, one a line (for completion)",
+            positionals: [],
+            about: "Prints nothing when no server answers.",
+            options: [
+                OptionSpec("output", help: "output ports only (sources)"),
+                OptionSpec("input", help: "input ports only (destinations)"),
+                server, help,
+            ],
+            refusals: [], notes: nil, exitCodes: textExitCodes, isHidden: true)
+    }
+
+    static var visibleCommands: [CommandSpec] { CommandName.allCases.map(\.spec).filter { !$0.isHidden } }
+}
+
+/// The shells `micmon completions` writes for.
+enum Shell: String, CaseIterable, Sendable {
+    case bash, zsh, fish
+}
