@@ -8,6 +8,8 @@ public enum StopReason: Sendable, Equatable {
     case interrupted
     /// SIGTERM.
     case terminated
+    /// SIGHUP (the terminal or ssh session closed).
+    case hungUp
     /// The JACK server shut down or went away.
     case serverGone
     /// The server's sample rate changed (a file cannot change rate).
@@ -30,6 +32,7 @@ public enum StopReason: Sendable, Equatable {
         case .endOfFile: return "end of file"
         case .interrupted: return "interrupted (SIGINT)"
         case .terminated: return "terminated (SIGTERM)"
+        case .hungUp: return "hung up (SIGHUP)"
         case .serverGone: return "the JACK server went away"
         case .sampleRateChanged: return "the server's sample rate changed"
         case .fileFailed: return "the file could not be written"

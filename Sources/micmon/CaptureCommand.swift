@@ -1,6 +1,5 @@
 import DSP
 import Engine
-import Glibc
 import Platform
 import Jack
 import SoundFile
@@ -182,5 +181,11 @@ enum CaptureCommand {
 
 extension StopReason {
     /// The reason for a stop signal taken by `StopSignals`.
-    static func signal(_ number: Int32) -> StopReason { number == SIGINT ? .interrupted : .terminated }
+    static func signal(_ number: Int32) -> StopReason {
+        switch number {
+        case SignalNumber.interrupt: return .interrupted
+        case SignalNumber.hangUp: return .hungUp
+        default: return .terminated
+        }
+    }
 }

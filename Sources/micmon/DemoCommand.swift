@@ -1,5 +1,5 @@
+import Platform
 import Engine
-import Glibc
 import TerminalUI
 
 /// `micmon demo`: a private dummy JACK server, the built-in demo voice, and the meter (or a
@@ -12,7 +12,7 @@ enum DemoCommand {
                 return .usage
             }
         }
-        let serverName = "micmon-demo-\(getpid())"
+        let serverName = "micmon-demo-\(Child.currentProcessID)"
         Console.error("micmon: " + Messages.startingDemoServer(serverName))
         let server: PrivateJackServer
         do {

@@ -1,5 +1,4 @@
 import DSP
-import Glibc
 import Jack
 import Platform
 import SoundFile
@@ -61,7 +60,7 @@ enum DenoiseCommand {
             return .fileError
         }
         // A damaged input leaves nothing behind, as the exit code promises.
-        if outcome == .usage { unlink(options.outputPath) }
+        if outcome == .usage { FileSystem.remove(options.outputPath) }
         return outcome
     }
 

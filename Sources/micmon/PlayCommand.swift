@@ -1,6 +1,5 @@
 import DSP
 import Engine
-import Glibc
 import Platform
 import TerminalUI
 
@@ -8,11 +7,10 @@ import TerminalUI
 enum PlayCommand {
     /// Refuses, before anything starts, a FILE that does not exist or is a folder.
     static func checkPlayable(_ path: String) throws(UsageError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw UsageError(Messages.cannotPlay(path, String(cString: strerror(errno))))
+        guard let status = FileStatus(path: path) else {
+            throw UsageError(Messages.cannotPlay(path, SystemError.current.description))
         }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw UsageError("\(path) is a directory, not a sound file") }
+        if status.isDirectory { throw UsageError("\(path) is a directory, not a sound file") }
     }
 
     static func run(_ options: PlayOptions) -> ExitCode {

@@ -1,4 +1,3 @@
-import Glibc
 import Platform
 
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
@@ -35,4 +34,4 @@ do {
     Console.error("micmon: \(error.description)")
     exitCode = .usage
 }
-exit(exitCode.rawValue)
+ProcessExit.exit(exitCode.rawValue)
