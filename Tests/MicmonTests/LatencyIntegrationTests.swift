@@ -124,7 +124,8 @@ struct LatencyIntegrationTests {
         while Date().timeIntervalSince(connected) < 3.5 || micmon.process.isRunning {
             if Date().timeIntervalSince(connected) > 40 { break }
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()   // the last may be partial
+            // The last line may be partial.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             for line in lines.dropFirst(linesSeen) {
                 if let value = Self.iodelayReadings(in: String(line)).first {
                     stamped.append((Date().timeIntervalSince(connected), value))
