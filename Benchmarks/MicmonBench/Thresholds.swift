@@ -30,12 +30,13 @@ struct Threshold: Codable, Equatable {
 
     /// "≤ 1.15", "< 1 %": as the table shows it.
     var label: String {
-        let symbol = switch comparison {
-        case .lessThan: "<"
-        case .atMost: "≤"
-        case .atLeast: "≥"
-        case .greaterThan: ">"
-        }
+        let symbol =
+            switch comparison {
+            case .lessThan: "<"
+            case .atMost: "≤"
+            case .atLeast: "≥"
+            case .greaterThan: ">"
+            }
         let number = value == value.rounded() && abs(value) < 1e6 ? String(Int(value)) : String(value)
         return "\(symbol) \(number)\(unit.isEmpty || unit == "×" ? "" : " " + unit)"
     }

@@ -77,8 +77,10 @@ enum SwiftScanner {
             if token.kind == .word && token.text == "func" && index + 1 < tokens.count {
                 let name = operatorOrName(tokens, at: index + 1)
                 let body = bodyRange(tokens, after: index + 1)
-                found.append(FunctionDeclaration(name: name, attributes: attributes, modifiers: modifiers, line: token.line,
-                                                 hasBody: body != nil, body: body.map { tokens[$0] } ?? []))
+                found.append(
+                    FunctionDeclaration(
+                        name: name, attributes: attributes, modifiers: modifiers, line: token.line,
+                        hasBody: body != nil, body: body.map { tokens[$0] } ?? []))
             }
             attributes = []
             modifiers = []
@@ -94,7 +96,10 @@ enum SwiftScanner {
         var depth = 0
         while next < tokens.count {
             if tokens[next].text == "(" { depth += 1 }
-            if tokens[next].text == ")" { depth -= 1; if depth == 0 { return next + 1 } }
+            if tokens[next].text == ")" {
+                depth -= 1
+                if depth == 0 { return next + 1 }
+            }
             next += 1
         }
         return next
@@ -123,7 +128,9 @@ enum SwiftScanner {
             if text == "(" || text == "[" { parentheses += 1 }
             if text == ")" || text == "]" { parentheses -= 1 }
             if parentheses == 0 && text == "}" { return nil }
-            if parentheses == 0 && tokens[next].kind == .word && ["func", "var", "let", "init", "subscript"].contains(text) {
+            if parentheses == 0 && tokens[next].kind == .word
+                && ["func", "var", "let", "init", "subscript"].contains(text)
+            {
                 return nil
             }
             if parentheses == 0 && text == "{" { break }
@@ -134,7 +141,10 @@ enum SwiftScanner {
         var depth = 0
         while next < tokens.count {
             if tokens[next].text == "{" { depth += 1 }
-            if tokens[next].text == "}" { depth -= 1; if depth == 0 { return open + 1 ..< next } }
+            if tokens[next].text == "}" {
+                depth -= 1
+                if depth == 0 { return open + 1 ..< next }
+            }
             next += 1
         }
         return open + 1 ..< next
@@ -186,7 +196,8 @@ struct ByteScanner {
     }
 
     static func isWordByte(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "_") || b >= 0x80
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "_")
+            || b >= 0x80
     }
 
     /// Tokens up to the end, or (inside a string interpolation) up to the `)` closing it.
@@ -203,7 +214,8 @@ struct ByteScanner {
             } else if b == UInt8(ascii: "\"") || (b == UInt8(ascii: "#") && startsRawString()) {
                 try skipString()
             } else if b == UInt8(ascii: "@"), let next = byte(1), Self.isWordByte(next) {
-                let start = position, startLine = line
+                let start = position
+                let startLine = line
                 advance()
                 while let c = byte(), Self.isWordByte(c) { advance() }
                 tokens.append(SwiftToken(kind: .attribute, text: text(start), line: startLine))
@@ -215,7 +227,8 @@ struct ByteScanner {
                 tokens.append(SwiftToken(kind: .word, text: text(start), line: startLine))
                 advance()
             } else if Self.isWordByte(b) || (b == UInt8(ascii: "#") && byte(1).map(Self.isWordByte) == true) {
-                let start = position, startLine = line
+                let start = position
+                let startLine = line
                 advance()
                 while let c = byte(), Self.isWordByte(c) { advance() }
                 tokens.append(SwiftToken(kind: .word, text: text(start), line: startLine))
@@ -223,7 +236,10 @@ struct ByteScanner {
                 if untilCloseParen {
                     if b == UInt8(ascii: "(") { depth += 1 }
                     if b == UInt8(ascii: ")") {
-                        if depth == 0 { advance(); return tokens }
+                        if depth == 0 {
+                            advance()
+                            return tokens
+                        }
                         depth -= 1
                     }
                 }
@@ -231,7 +247,9 @@ struct ByteScanner {
                 advance()
             }
         }
-        if untilCloseParen { throw SwiftScanner.Malformed(description: "unterminated string interpolation at line \(line)") }
+        if untilCloseParen {
+            throw SwiftScanner.Malformed(description: "unterminated string interpolation at line \(line)")
+        }
         return tokens
     }
 
@@ -248,7 +266,11 @@ struct ByteScanner {
         let startLine = line
         var depth = 0
         while let b = byte() {
-            if b == UInt8(ascii: "/") && byte(1) == UInt8(ascii: "*") { depth += 1; advance(2); continue }
+            if b == UInt8(ascii: "/") && byte(1) == UInt8(ascii: "*") {
+                depth += 1
+                advance(2)
+                continue
+            }
             if b == UInt8(ascii: "*") && byte(1) == UInt8(ascii: "/") {
                 depth -= 1
                 advance(2)
@@ -265,7 +287,10 @@ struct ByteScanner {
     mutating func skipString() throws {
         let startLine = line
         var hashes = 0
-        while byte() == UInt8(ascii: "#") { hashes += 1; advance() }
+        while byte() == UInt8(ascii: "#") {
+            hashes += 1
+            advance()
+        }
         let multiline = byte(1) == UInt8(ascii: "\"") && byte(2) == UInt8(ascii: "\"")
         advance(multiline ? 3 : 1)
         let quote = UInt8(ascii: "\"")
@@ -343,23 +368,23 @@ struct RealtimeAnnotationTests {
     @Test("the scanner skips comments and strings, and reads attributes and modifiers over lines")
     func scannerReadsDeclarations() throws {
         let source = #"""
-        // func commentedOut() {}
-        /* a block /* nested */ func inBlock() {} */
-        let text = "func inString() { \(value("func inInterpolation()")) }"
-        let raw = #"func inRaw() "# + """
-            func inMultiline() \(x)
-            """
-        @inline(__always)
-        @_noLocks
-        @_noAllocation
-        private static func annotated(_ a: Int = { 3 }()) -> Int { helper(a) + Int(2) }
-        nonisolated(unsafe) public func plain<T>(_ t: T) where T: Equatable {
-            _unsafePerformance { cCall() }
-            for i in 0 ..< count { use(i) }
-        }
-        protocol P { func requirement() }
-        static func == (a: S, b: S) -> Bool { true }
-        """#
+            // func commentedOut() {}
+            /* a block /* nested */ func inBlock() {} */
+            let text = "func inString() { \(value("func inInterpolation()")) }"
+            let raw = #"func inRaw() "# + """
+                func inMultiline() \(x)
+                """
+            @inline(__always)
+            @_noLocks
+            @_noAllocation
+            private static func annotated(_ a: Int = { 3 }()) -> Int { helper(a) + Int(2) }
+            nonisolated(unsafe) public func plain<T>(_ t: T) where T: Equatable {
+                _unsafePerformance { cCall() }
+                for i in 0 ..< count { use(i) }
+            }
+            protocol P { func requirement() }
+            static func == (a: S, b: S) -> Bool { true }
+            """#
         let functions = try SwiftScanner.functions(in: source)
         #expect(functions.map(\.name) == ["annotated", "plain", "requirement", "=="])
         let annotated = try #require(functions.first)
@@ -379,7 +404,8 @@ struct RealtimeAnnotationTests {
 
     @Test("kernel files are found by pattern: the Engine's sessions and DSP's noise suppressor")
     func kernelFilesAreFound() {
-        #expect(Self.kernelFiles.contains { $0.hasPrefix("Engine/") }, "no Engine/*Kernel.swift under \(Self.sources.path)")
+        #expect(
+            Self.kernelFiles.contains { $0.hasPrefix("Engine/") }, "no Engine/*Kernel.swift under \(Self.sources.path)")
         #expect(Self.kernelFiles.contains("DSP/NoiseSuppressorKernel.swift"), "found: \(Self.kernelFiles)")
     }
 
@@ -391,13 +417,16 @@ struct RealtimeAnnotationTests {
             #expect(!functions.isEmpty, "\(file): no function found")
             // A protocol requirement has no code to check; its implementations are checked.
             for function in functions where function.hasBody && Self.exemptions["\(file):\(function.name)"] == nil {
-                #expect(Self.isAnnotated(function),
-                        "\(file):\(function.line): \(function.name) carries \(function.attributes), not @_noLocks @_noAllocation")
+                #expect(
+                    Self.isAnnotated(function),
+                    "\(file):\(function.line): \(function.name) is not @_noLocks @_noAllocation: \(function.attributes)"
+                )
             }
         }
         for key in Self.exemptions.keys {
             let (file, name) = (String(key.split(separator: ":")[0]), String(key.split(separator: ":")[1]))
-            #expect(try SwiftScanner.functions(in: Self.read(file)).contains { $0.name == name }, "stale exemption \(key)")
+            #expect(
+                try SwiftScanner.functions(in: Self.read(file)).contains { $0.name == name }, "stale exemption \(key)")
         }
     }
 
@@ -409,15 +438,19 @@ struct RealtimeAnnotationTests {
                 let matching = functions.filter { $0.name == name }
                 #expect(!matching.isEmpty, "\(file): \(name) not found")
                 for function in matching {
-                    #expect(Self.isAnnotated(function), "\(file):\(function.line): \(name) is not @_noLocks @_noAllocation")
+                    #expect(
+                        Self.isAnnotated(function), "\(file):\(function.line): \(name) is not @_noLocks @_noAllocation")
                 }
             }
         }
         var annotatedSomewhere = 0
         for file in Self.sourceFiles() {
-            for function in try SwiftScanner.functions(in: Self.read(file)) where function.attributes.contains("@_noLocks") {
+            for function in try SwiftScanner.functions(in: Self.read(file))
+            where function.attributes.contains("@_noLocks") {
                 annotatedSomewhere += 1
-                #expect(function.attributes.contains("@_noAllocation"), "\(file):\(function.line): \(function.name) is @_noLocks only")
+                #expect(
+                    function.attributes.contains("@_noAllocation"),
+                    "\(file):\(function.line): \(function.name) is @_noLocks only")
             }
         }
         #expect(annotatedSomewhere > 0)
@@ -429,8 +462,10 @@ struct RealtimeAnnotationTests {
     /// buffers and clock (C, or thin wrappers over it), pointer and integer conversions, the
     /// test-only planted allocation, and its kernel (`kernel.pointee.…`, all checked above).
     static func glueMayCall(_ call: String) -> Bool {
-        let exact: Set = ["UnsafePointer", "UnsafeMutablePointer", "Int", "UInt32", "UInt64", "Float",
-                          "context.assumingMemoryBound", "plantedAllocation"]
+        let exact: Set = [
+            "UnsafePointer", "UnsafeMutablePointer", "Int", "UInt32", "UInt64", "Float",
+            "context.assumingMemoryBound", "plantedAllocation",
+        ]
         let prefixes = ["RealtimeHooks.", "JackPortBuffer.", "JackClock.", "kernel.pointee."]
         return exact.contains(call) || prefixes.contains { call.hasPrefix($0) }
     }
@@ -449,7 +484,9 @@ struct RealtimeAnnotationTests {
         // A session kernel: an Engine/<Name>Kernel.swift that implements `process` (a file that
         // only declares a kernel protocol is not a session).
         let sessions = try Self.kernelFiles.filter { $0.hasPrefix("Engine/") }
-            .filter { file in try SwiftScanner.functions(in: Self.read(file)).contains { $0.name == "process" && $0.hasBody } }
+            .filter { file in
+                try SwiftScanner.functions(in: Self.read(file)).contains { $0.name == "process" && $0.hasBody }
+            }
             .map { String(Self.fileName($0).dropLast("Kernel.swift".count)) }
         try #require(!sessions.isEmpty, "no Engine/*Kernel.swift")
         try #require(!Self.callbackFiles.isEmpty, "no *Callbacks.swift under \(Self.sources.path)")
@@ -467,8 +504,12 @@ struct RealtimeAnnotationTests {
         for (file, function) in glue {
             let calls = SwiftScanner.calls(in: function.body)
             let unexpected = calls.filter { !Self.glueMayCall($0) }.sorted()
-            #expect(unexpected.isEmpty, "\(file): \(function.name) calls \(unexpected): move the work into the checked kernel")
-            #expect(calls.contains { $0.hasPrefix("kernel.pointee.process") }, "\(file): \(function.name) never calls its kernel")
+            #expect(
+                unexpected.isEmpty,
+                "\(file): \(function.name) calls \(unexpected): move the work into the checked kernel")
+            #expect(
+                calls.contains { $0.hasPrefix("kernel.pointee.process") },
+                "\(file): \(function.name) never calls its kernel")
         }
     }
 }
