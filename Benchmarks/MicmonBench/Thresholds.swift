@@ -37,7 +37,10 @@ struct Threshold: Codable, Equatable {
             case .atLeast: "≥"
             case .greaterThan: ">"
             }
-        let number = value == value.rounded() && abs(value) < 1e6 ? String(Int(value)) : String(value)
+        // Ratios with two decimals, as the table shows them ("≤ 0.60"); other bounds as written.
+        let number =
+            unit == "×"
+            ? fixed(value, 2) : value == value.rounded() && abs(value) < 1e6 ? String(Int(value)) : String(value)
         return "\(symbol) \(number)\(unit.isEmpty || unit == "×" ? "" : " " + unit)"
     }
 }
