@@ -19,12 +19,12 @@ enum TestEnvironment {
     /// Whether the tests run as root (mounting a tmpfs needs it).
     static var isRoot: Bool { getuid() == 0 }
 
-    /// Whether a test that needs `what` runs: always under CI (where it then fails if `what` is
-    /// missing, see `require`), elsewhere only when `available`. For `.enabled(if:)`.
+    /// For `.enabled(if:)` on a test that needs something optional on a developer's machine (root,
+    /// jack_iodelay): it runs when that is `available`, and always under CI, where the test's
+    /// `require` then fails it if it is missing. Off CI it shows as skipped, with its reason.
     static func runs(needing available: Bool) -> Bool { available || isCI }
 
-    /// Throws `MissingRequirement` unless `available`: for a test that `.enabled(if: runs(...))`
-    /// let in under CI without what it needs.
+    /// Throws `MissingRequirement` (the test fails) unless `available`.
     static func require(_ available: Bool, _ what: String) throws {
         if !available { throw MissingRequirement(description: what) }
     }
@@ -57,9 +57,8 @@ enum TestEnvironment {
     }
 }
 
-/// What a test needs from the machine and does not have. Tests throw it: a missing tool, privilege
-/// or server is a failure, never a skip (under CI=true and off it alike, unless a test says
-/// otherwise through `TestEnvironment.require`).
+/// What a test needs from the machine and does not have (a tool, root, a server). Thrown, it
+/// fails the test: nothing a test needs is skipped over silently.
 struct MissingRequirement: Error, CustomStringConvertible {
     let description: String
 }
