@@ -7,6 +7,7 @@ struct Options {
     /// Rounds of the record and scaling sections; even, so that A B C and C B A come in pairs.
     var rounds = 4
     var jsonPath = ".build/micmon-bench.json"
+    var thresholdsPath = ThresholdsFile.defaultPath()
     var ringBlocks = 2_000_000
     var micmonPath = Options.siblingExecutable("micmon")
     var sections: Set<String> = Options.allSections
@@ -17,16 +18,21 @@ struct Options {
     static let allSections: Set<String> = ["ring", "meters", "denoise", "record", "scaling"]
 
     static let usage = """
-        usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--ring-blocks N]
-                            [--micmon PATH] [--only ring,meters,denoise,record,scaling]
-                            [--max-steal P]
+        usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
+                            [--ring-blocks N] [--micmon PATH]
+                            [--only ring,meters,denoise,record,scaling] [--max-steal P]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
           --rounds R       rounds of A B C, C B A, … (and of the scaling takes), an even number, so
                            that micmon and the bare client each run first in half of them;
                            medians are reported (default 4)
-          --json PATH      where the JSON goes (default .build/micmon-bench.json)
+          --json PATH      where the JSON goes (default .build/micmon-bench.json); it is
+                           always written, next to the table on stdout: every figure with
+                           its spread, each target's outcome ("targets"), the raw runs
+          --thresholds PATH  the targets the figures are held to (default
+                           Benchmarks/thresholds.json); the table ends with which are met and
+                           which missed
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)
           --only LIST      run only these sections
@@ -36,8 +42,8 @@ struct Options {
                            and say more about the host than about the programs
 
         Build micmon first: swift build -c release --product micmon
-        Exit status: 0 when every run succeeded (targets missed or not), 1 when a run failed,
-        64 for bad arguments.
+        Exit status: 0 when every run succeeded (targets missed or not: a missed target is
+        reported, never a failure), 1 when a run failed, 64 for bad arguments.
         """
 
     /// Parses the arguments, or returns the reason they are wrong.
@@ -63,6 +69,8 @@ struct Options {
                     options.rounds = r
                 case "--json":
                     options.jsonPath = try value()
+                case "--thresholds":
+                    options.thresholdsPath = try value()
                 case "--ring-blocks":
                     // Block indices travel as Float, exact below 2^24.
                     guard let n = Int(try value()), n >= 1000, n < 1 << 24 else { throw UsageError(text: "--ring-blocks takes 1000…16777215") }

@@ -18,10 +18,12 @@ struct Spread: Codable {
 }
 
 /// One line of the table (and of the JSON): a measured figure with its spread, or a ratio of
-/// medians, or a text verdict; with the target it is held to, if any.
+/// medians, or a text verdict; with the target it is held to, if any (from thresholds.json, by
+/// `key`).
 struct Figure: Codable {
     var section: String
     var name: String
+    var key: String?
     var unit: String
     var median: Double?
     var min: Double?
@@ -32,17 +34,16 @@ struct Figure: Codable {
     var digits: Int
 
     static func measured(_ section: String, _ name: String, _ values: [Double], unit: String, digits: Int,
-                         target: String? = nil, met: ((Double) -> Bool)? = nil) -> Figure {
+                         threshold: Threshold? = nil) -> Figure {
         let spread = Spread(values)
-        return Figure(section: section, name: name, unit: unit, median: spread?.median, min: spread?.min, max: spread?.max,
-                      text: spread == nil ? "n/a" : nil, target: target,
-                      met: spread.flatMap { s in met.map { $0(s.median) } }, digits: digits)
+        return Figure(section: section, name: name, key: threshold?.key, unit: unit, median: spread?.median,
+                      min: spread?.min, max: spread?.max, text: spread == nil ? "n/a" : nil, target: threshold?.label,
+                      met: spread.flatMap { s in threshold.map { $0.isMet(by: s.median) } }, digits: digits)
     }
 
-    static func ratio(_ section: String, _ name: String, _ value: Double?, target: String? = nil,
-                      met: ((Double) -> Bool)? = nil) -> Figure {
-        Figure(section: section, name: name, unit: "×", median: value, text: value == nil ? "n/a" : nil,
-               target: target, met: value.flatMap { v in met.map { $0(v) } }, digits: 2)
+    static func ratio(_ section: String, _ name: String, _ value: Double?, threshold: Threshold? = nil) -> Figure {
+        Figure(section: section, name: name, key: threshold?.key, unit: "×", median: value, text: value == nil ? "n/a" : nil,
+               target: threshold?.label, met: value.flatMap { v in threshold.map { $0.isMet(by: v) } }, digits: 2)
     }
 
     static func verdict(_ section: String, _ name: String, _ text: String, met: Bool? = nil) -> Figure {
@@ -52,6 +53,8 @@ struct Figure: Codable {
 
 /// Everything one bench run measured, for the table and the JSON file.
 struct Report: Codable {
+    /// The JSON's layout version; raise it when a key changes meaning or goes away.
+    var schema = 1
     var date: String
     var machine: String
     var processors: Int
@@ -65,6 +68,11 @@ struct Report: Codable {
     var commandLine: String
     var micmon: String
     var warnings: [String] = []
+    /// The thresholds file read, and its targets (the figures refer to them by key).
+    var thresholdsPath: String = ""
+    var thresholds: [Threshold] = []
+    /// Each target's outcome in this run (`evaluateTargets`).
+    var targets: [TargetOutcome] = []
     var figures: [Figure] = []
     var failures: [String] = []
     /// Failures of takes in rounds taken again for host steal: listed, not counted.
@@ -107,6 +115,7 @@ struct Report: Codable {
             ]))
         }
         lines.append(String(repeating: "═", count: width))
+        lines += targetLines()
         lines.append(failures.isEmpty ? "all runs succeeded" : "FAILED RUNS:")
         lines += failures.map { "  - \($0)" }
         if !disturbedFailures.isEmpty {
@@ -117,6 +126,39 @@ struct Report: Codable {
     }
 
     var periodMicroseconds: Double { Double(periodFrames) / Double(sampleRate) * 1e6 }
+
+    /// The target with this key in the thresholds file, if it has one.
+    func threshold(_ key: String) -> Threshold? { thresholds.first { $0.key == key } }
+
+    /// Sets `targets`: each threshold against the figure carrying its key in this run.
+    mutating func evaluateTargets() {
+        targets = thresholds.map { threshold in
+            let figure = figures.first { $0.key == threshold.key }
+            let measured = figure?.median
+            let state: TargetOutcome.State = measured.map { threshold.isMet(by: $0) ? .met : .missed } ?? .notMeasured
+            return TargetOutcome(key: threshold.key, figure: threshold.figure, target: threshold.label, measured: measured,
+                                 state: state)
+        }
+    }
+
+    /// Which targets were met and which missed (a missed target does not fail the run).
+    func targetLines() -> [String] {
+        guard !thresholds.isEmpty else { return ["targets: none read (\(thresholdsPath.isEmpty ? "no thresholds file" : thresholdsPath))"] }
+        let met = targets.filter { $0.state == .met }.count
+        let missed = targets.filter { $0.state == .missed }.count
+        let absent = targets.count - met - missed
+        var lines = ["targets (\(thresholdsPath)): \(met) met, \(missed) missed, \(absent) not measured in this run"]
+        for outcome in targets {
+            let mark = switch outcome.state {
+            case .met: "✓ met   "
+            case .missed: "✗ MISSED"
+            case .notMeasured: "- n/a   "
+            }
+            let value = outcome.measured.map { fixed($0, 3) } ?? "-"
+            lines.append("  \(mark) \(outcome.figure): \(value), target \(outcome.target)")
+        }
+        return lines
+    }
 
     func writeJSON(to path: String) throws {
         let encoder = JSONEncoder()

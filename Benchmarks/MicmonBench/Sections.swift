@@ -9,7 +9,7 @@ extension Report {
         figures.append(.measured(section, "micmon SPSCRing<Float> (slices + commit)", micmon, unit: "M blocks/s", digits: 2))
         figures.append(.measured(section, "libjack jack_ringbuffer_t (write/read)", jack, unit: "M blocks/s", digits: 2))
         figures.append(.ratio(section, "micmon / jack", ratio(Spread(micmon)?.median, Spread(jack)?.median),
-                              target: "≥ 1.00", met: { $0 >= 1.0 }))
+                              threshold: threshold("ring_vs_jack")))
         if result.orderErrors > 0 { failures.append("ring: \(result.orderErrors) blocks arrived out of order") }
     }
 
@@ -21,14 +21,13 @@ extension Report {
             let periodNanoseconds = frames / Double(sampleRate) * 1e9
             if result.periodFrames == first.periodFrames {
                 figures.append(.measured(section, "cost per frame (both channels)", result.nanosecondsPerPeriod.map { $0 / frames },
-                                         unit: "ns", digits: 2))
+                                         unit: "ns", digits: 2, threshold: threshold("meter_ns_per_frame")))
             }
             figures.append(.measured(section, "\(result.periodFrames)-frame period: time", result.nanosecondsPerPeriod.map { $0 / 1000 },
                                      unit: "µs", digits: 3))
-            let isBudget = result.periodFrames == 32
             figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
                                      result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
-                                     target: isBudget ? "< 1 %" : nil, met: isBudget ? { $0 < 1 } : nil))
+                                     threshold: threshold("meter_share_\(result.periodFrames)")))
         }
     }
 
@@ -38,10 +37,11 @@ extension Report {
         for result in results {
             let frames = Double(result.periodFrames)
             let periodNanoseconds = frames / Double(sampleRate) * 1e9
-            figures.append(.measured(section, "cost per frame", result.nanosecondsPerPeriod.map { $0 / frames }, unit: "ns", digits: 2))
+            figures.append(.measured(section, "cost per frame", result.nanosecondsPerPeriod.map { $0 / frames }, unit: "ns", digits: 2,
+                                     threshold: result.periodFrames == first.periodFrames ? threshold("denoise_ns_per_frame") : nil))
             figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
                                      result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
-                                     target: "≤ 5 %", met: { $0 <= 5 }))
+                                     threshold: threshold("denoise_share_\(result.periodFrames)")))
         }
     }
 
@@ -55,13 +55,12 @@ extension Report {
         let periods = seconds * periodsPerSecond
 
         func compare(_ title: String, unit: String, digits: Int, _ value: (ChildUsage) -> Double,
-                     targets: [ProcessBench.Program: (String, (Double) -> Bool)] = [:]) -> [ProcessBench.Program: Double] {
+                     targets: [ProcessBench.Program: Threshold] = [:]) -> [ProcessBench.Program: Double] {
             var medians: [ProcessBench.Program: Double] = [:]
             for (program, name) in names {
                 let values = usages(program).map(value)
-                let target = targets[program]
                 figures.append(.measured(section, "\(title)  \(name)", values, unit: unit, digits: digits,
-                                         target: target?.0, met: target?.1))
+                                         threshold: targets[program]))
                 medians[program] = Spread(values)?.median
             }
             return medians
@@ -71,9 +70,8 @@ extension Report {
         _ = compare("CPU", unit: "% of a core", digits: 2, { $0.cpuSeconds / seconds * 100 })
         let micmonCPU = cpu[.micmon]
         figures.append(.ratio(section, "CPU  micmon / jack_capture", ratio(micmonCPU, cpu[.jackCapture]),
-                              target: "≤ 0.60", met: { $0 <= 0.60 }))
-        figures.append(.ratio(section, "CPU  micmon / bare", ratio(micmonCPU, cpu[.bare]),
-                              target: "≤ 1.15", met: { $0 <= 1.15 }))
+                              threshold: threshold("cpu_vs_jack_capture")))
+        figures.append(.ratio(section, "CPU  micmon / bare", ratio(micmonCPU, cpu[.bare]), threshold: threshold("cpu_vs_bare")))
         // The same ratio within each round (the two takes ran minutes apart at most): its spread
         // is the machine's noise, which moves this ratio more than any other figure.
         let roundRatios = Set(counted.map(\.round)).sorted().compactMap { round -> Double? in
@@ -84,8 +82,9 @@ extension Report {
         }
         figures.append(.measured(section, "CPU  micmon / bare, round by round", roundRatios, unit: "×", digits: 2))
 
+        let switchesTarget = threshold("micmon_switches_per_period")
         let switches = compare("vol. ctx switches / period", unit: "", digits: 3, { Double($0.voluntarySwitches) / periods },
-                               targets: [.micmon: ("≤ 1.05", { $0 <= 1.05 })])
+                               targets: switchesTarget.map { [.micmon: $0] } ?? [:])
         figures.append(.ratio(section, "vol. ctx switches  micmon / jack_capture",
                               ratio(switches[.micmon], switches[.jackCapture])))
         figures.append(.ratio(section, "vol. ctx switches  micmon / bare", ratio(switches[.micmon], switches[.bare])))

@@ -28,6 +28,15 @@ var report = Report(
     processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverageAtStart: loadAverage(),
     periodFrames: periodFrames, sampleRate: sampleRate, seconds: options.seconds, rounds: options.rounds,
     commandLine: CommandLine.arguments.joined(separator: " "), micmon: options.micmonPath)
+#if DEBUG
+report.warnings.append("a debug build: its timings are not micmon's; run swift run -c release micmon-bench")
+#endif
+report.thresholdsPath = options.thresholdsPath
+do {
+    report.thresholds = try ThresholdsFile.load(path: options.thresholdsPath).targets
+} catch {
+    report.warnings.append("no targets: the thresholds file \(options.thresholdsPath) could not be read: \(error)")
+}
 
 func progress(_ text: String) {
     FileHandle.standardError.write(Data("micmon-bench: \(text)\n".utf8))
@@ -157,6 +166,7 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
 }
 
 report.loadAverageAtEnd = loadAverage()
+report.evaluateTargets()
 print(report.table())
 do {
     try report.writeJSON(to: options.jsonPath)

@@ -9,8 +9,6 @@ extension JackIntegrationTests {
 /// users give.
 @Suite("Faults")
 struct FaultIntegrationTests {
-    static var isRoot: Bool { getuid() == 0 }
-
     func recordArguments(_ path: String, _ server: SharedTestServer, name: String) -> [String] {
         ["record", path, "-s", server.name, "-n", name, "-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1]]
     }
@@ -45,19 +43,20 @@ struct FaultIntegrationTests {
         #expect(!drops.isEmpty, "summary: \(summary)")
         let dropped = drops.map(\.1).reduce(0, +)
         #expect(summary.contains("\"frames_dropped\":\(dropped)"))
-        #expect(dropped >= 48000, "only \(dropped) frames dropped in a 6 s stall with a 4 s ring")
+        #expect(dropped >= server.sampleRate, "only \(dropped) frames dropped in a 6 s stall with a 4 s ring")
         let (frames, mismatches) = try Self.verifyWithDrops(path, drops: drops)
-        #expect(frames == 8 * 48000)
+        #expect(frames == 8 * server.sampleRate)
         #expect(mismatches == 0)
         #expect(result.stderr.contains("frames were dropped"))
     }
 
     @Test("a full disk: the error is reported once, the file holds everything up to it, exit 74",
-          .enabled(if: isRoot, "needs root to mount a small tmpfs"))
+          .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
     func fullDisk() throws {
+        try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a small tmpfs (CI runs as root)")
         let server = try SharedTestServer.require()
         let mountPoint = TestEnvironment.scratchFolder("fulldisk")
-        #expect(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
+        try #require(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
         defer { _ = Shell.run("umount", mountPoint) }
         let path = mountPoint + "/take.wav"
         let result = try MicmonProcess.run(recordArguments(path, server, name: "fulldisk") + ["--duration", "30"], timeout: 40)
@@ -66,14 +65,16 @@ struct FaultIntegrationTests {
         #expect(errors.count == 1, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("the file could not be written"))
         let (frames, mismatches) = try Self.verifyWithDrops(path, drops: [])
-        #expect(frames > 48000, "only \(frames) frames kept")
+        #expect(frames > server.sampleRate, "only \(frames) frames kept")
         #expect(mismatches == 0)
     }
 
-    @Test("a read-only folder is refused before anything starts", .enabled(if: isRoot, "needs root to mount a read-only tmpfs"))
+    @Test("a read-only folder is refused before anything starts",
+          .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a read-only tmpfs"))
     func readOnlyFolder() throws {
+        try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a read-only tmpfs (CI runs as root)")
         let mountPoint = TestEnvironment.scratchFolder("readonly")
-        #expect(Shell.run("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mountPoint) == 0)
+        try #require(Shell.run("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mountPoint) == 0)
         defer { _ = Shell.run("umount", mountPoint) }
         let result = try MicmonProcess.run(["record", mountPoint + "/take.wav", "-s", "micmon-no-such-server"], timeout: 20)
         #expect(result.exitCode == 64)
@@ -87,7 +88,7 @@ struct FaultIntegrationTests {
         let result = try MicmonProcess.run(recordArguments(path, server, name: "names") + ["--duration", "1"], timeout: 20)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
         let outcome = try TakeCheck.verify(path: path)
-        #expect(outcome.frameCount == 48000 && outcome.mismatchedFrames == 0)
+        #expect(outcome.frameCount == server.sampleRate && outcome.isExact)
         #expect(result.stdout.contains("Grüße 🎙.wav"))
     }
 
@@ -96,11 +97,16 @@ struct FaultIntegrationTests {
         let server = try SharedTestServer.require()
         var source: TestSignalSource? = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
         let path = TestEnvironment.scratchFolder("route") + "/take.wav"
-        let child = try MicmonProcess(["record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*", "--duration", "5", "--json"])
-        Thread.sleep(forTimeInterval: 1.5)
+        let seconds = 8
+        let child = try MicmonProcess(["record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*",
+                                       "--duration", String(seconds), "--json"])
+        // The source quits after 1.5 s of take and comes back once micmon has seen both ports go
+        // and 1 s more is taken (silence); each wait has its own generous timeout.
+        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
         source?.stop()
         source = nil
-        Thread.sleep(forTimeInterval: 1.5)
+        #expect(child.waitUntilStderr(contains: "in_2: source route-src:out_2 went away"), "stderr: \(child.stderrSoFar)")
+        #expect(child.waitUntilRecorded(seconds: 3.5))
         source = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
         let result = child.wait(timeout: 30)
         source?.stop()
@@ -112,7 +118,7 @@ struct FaultIntegrationTests {
         #expect(result.stdout.contains("\"connected\":false"))
         // The take: the first source, then silence, then the second source, each exact.
         let samples = try SoundFileReader(path: path).readAllFloats()
-        #expect(samples.count == 5 * 48000 * 2)
+        #expect(samples.count == seconds * server.sampleRate * 2)
         var segments: [Range<Int>] = []
         var start: Int?
         for frame in 0 ..< samples.count / 2 {
@@ -121,7 +127,7 @@ struct FaultIntegrationTests {
             if silent, let begun = start { segments.append(begun ..< frame); start = nil }
         }
         if let begun = start { segments.append(begun ..< samples.count / 2) }
-        let long = segments.filter { $0.count > 4800 }
+        let long = segments.filter { $0.count > server.sampleRate / 10 }
         #expect(long.count == 2, "segments: \(segments.prefix(10))")
         for (index, segment) in long.enumerated() {
             // The two inputs reconnect with two jack_connect calls, so the second segment may
@@ -140,20 +146,25 @@ struct FaultIntegrationTests {
     func waitForServer() throws {
         let name = "micmon-wait-\(getpid())"
         func startServer() throws -> ChildProcess {
-            let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256"])
-            #expect(Shell.run("jack_wait", "-s", name, "-w", "-t", "10") == 0)
+            let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
+            try #require(Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
             return jackd
         }
         var server = try startServer()
         let folder = TestEnvironment.scratchFolder("wait")
-        let child = try MicmonProcess(["record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server"])
-        Thread.sleep(forTimeInterval: 2)
+        let child = try MicmonProcess(["record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server", "--json"])
+        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
         server.signal(SIGTERM)
         server.wait(timeout: 10)
-        Thread.sleep(forTimeInterval: 1.5)
+        #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
         #expect(child.process.isRunning, "micmon should be waiting for the server")
         server = try startServer()
-        Thread.sleep(forTimeInterval: 2.5)
+        #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
+        // The second take's meter lines count from its own start.
+        let secondTake = TestEnvironment.waitUntil(timeout: 30) {
+            child.stdoutSoFar.contains("take-2.wav") && (child.recorded.map { $0.frames >= 3 * $0.sampleRate / 2 } ?? false)
+        }
+        #expect(secondTake, "the second take did not reach 1.5 s: \(child.stdoutSoFar.suffix(400))")
         child.signal(SIGINT)
         let result = child.wait(timeout: 20)
         server.signal(SIGTERM)
@@ -163,7 +174,7 @@ struct FaultIntegrationTests {
         #expect(result.stderr.contains("continuing into \(folder)/take-2.wav"))
         for file in ["take.wav", "take-2.wav"] {
             let reader = try SoundFileReader(path: folder + "/" + file)
-            #expect(reader.frameCount >= 48000, "\(file): \(reader.frameCount) frames")
+            #expect(reader.frameCount >= Int64(reader.sampleRate), "\(file): \(reader.frameCount) frames")
         }
     }
 
@@ -172,16 +183,16 @@ struct FaultIntegrationTests {
         let server = try SharedTestServer.require()
         let path = TestEnvironment.scratchFolder("bufsize") + "/take.wav"
         let child = try MicmonProcess(recordArguments(path, server, name: "bufsize") + ["--duration", "6", "--json"])
-        Thread.sleep(forTimeInterval: 2)
+        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
         let original = server.source.client.bufferSize
         #expect(Shell.run("jack_bufsize", String(original / 2), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
-        Thread.sleep(forTimeInterval: 2)
+        #expect(child.waitUntilRecorded(seconds: 3.5), "micmon did not report 3.5 s recorded: \(child.stderrSoFar)")
         #expect(Shell.run("jack_bufsize", String(original), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
         let result = child.wait(timeout: 30)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
         let outcome = try TakeCheck.verify(path: path)
-        #expect(outcome.frameCount == 6 * 48000)
-        #expect(outcome.mismatchedFrames == 0, "first mismatch at \(outcome.firstMismatch ?? -1)")
+        #expect(outcome.frameCount == 6 * server.sampleRate)
+        #expect(outcome.isExact, "first mismatch at \(outcome.firstMismatch ?? -1)")
     }
 }
 }

@@ -23,6 +23,21 @@ struct LatencyIntegrationTests {
 
     static func object(_ value: Any?) -> [String: Any]? { value as? [String: Any] }
 
+    /// The number at `key`; a missing key or a non-number fails the test (never read as 0).
+    static func number(_ object: [String: Any], _ key: String) throws -> Double {
+        try #require(double(object[key]), "no number at \"\(key)\" in \(object)")
+    }
+
+    /// The object at `key`; a missing key or another type fails the test.
+    static func object(_ object: [String: Any], _ key: String) throws -> [String: Any] {
+        try #require(Self.object(object[key]), "no object at \"\(key)\" in \(object)")
+    }
+
+    /// Whether `key` is present and JSON null (a missing key is not null).
+    static func isNull(_ object: [String: Any], _ key: String) -> Bool {
+        object.keys.contains(key) && object[key] is NSNull
+    }
+
     /// The period the shared server runs at, in frames.
     static func period(_ server: SharedTestServer) -> Double { Double(server.source.client.bufferSize) }
 
@@ -43,19 +58,19 @@ struct LatencyIntegrationTests {
         #expect(high - low <= 0.01)
         let lock = try #require(Self.double(summary["lock_ms"]))
         #expect(lock > 0 && lock <= 250, "lock \(lock) ms")
-        let milliseconds = try #require(Self.object(summary["round_trip_ms"]))
-        #expect(abs((Self.double(milliseconds["mean"]) ?? 0) - period / Double(server.sampleRate) * 1000) < 1e-3)
-        let trip = try #require(Self.object(summary["round_trip"]))
+        let milliseconds = try Self.object(summary, "round_trip_ms")
+        #expect(abs(try Self.number(milliseconds, "mean") - period / Double(server.sampleRate) * 1000) < 1e-3)
+        let trip = try Self.object(summary, "round_trip")
         #expect(trip["status"] as? String == "measured")
         #expect(trip["polarity"] as? String == "normal")
-        #expect(Self.double(trip["estimates"]) ?? 0 >= 15)
+        #expect(try Self.number(trip, "estimates") >= 15)
         // JACK accounts for none of the loop's period.
-        #expect(Self.double(trip["jack_reported_frames"]) == 0)
-        #expect(abs((Self.double(trip["unaccounted_frames"]) ?? 0) - period) <= 0.01)
+        #expect(try Self.number(trip, "jack_reported_frames") == 0)
+        #expect(abs(try Self.number(trip, "unaccounted_frames") - period) <= 0.01)
         // The callback statistics are there too.
-        #expect(Self.double(summary["cycles"]) ?? 0 >= 2 * Double(server.sampleRate) / period * 0.9)
-        let execution = try #require(Self.object(summary["execution_us"]))
-        for key in ["p50", "p90", "p99", "p999", "max", "mean"] { #expect(Self.double(execution[key]) != nil, "\(key)") }
+        #expect(try Self.number(summary, "cycles") >= 2 * Double(server.sampleRate) / period * 0.9)
+        let execution = try Self.object(summary, "execution_us")
+        for key in ["p50", "p90", "p99", "p999", "max", "mean"] { _ = try Self.number(execution, key) }
         print("micmon latency --software-loop: \(mean) frames (min \(low), max \(high)), lock \(lock) ms")
     }
 
@@ -68,13 +83,12 @@ struct LatencyIntegrationTests {
         }
     }
 
-    @Test("agrees with jack_iodelay on the same software loop of the same server (within 0.05 frame)")
+    @Test("agrees with jack_iodelay on the same software loop of the same server (within 0.05 frame)",
+          .enabled(if: TestEnvironment.runs(needing: PrivateJackServer.findExecutable("jack_iodelay") != nil),
+                   "jack_iodelay is not installed (Debian: jackd2)"))
     func anchor() throws {
         let server = try SharedTestServer.require()
-        guard let iodelay = PrivateJackServer.findExecutable("jack_iodelay") else {
-            if TestEnvironment.isCI { Issue.record("jack_iodelay is not installed (Debian: jackd2)") }
-            return
-        }
+        let iodelay = try TestEnvironment.executable("jack_iodelay", hint: "Debian: jackd2")
         let folder = TestEnvironment.scratchFolder("iodelay")
         let logPath = folder + "/stdout"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -110,7 +124,8 @@ struct LatencyIntegrationTests {
         while Date().timeIntervalSince(connected) < 3.5 || micmon.process.isRunning {
             if Date().timeIntervalSince(connected) > 40 { break }
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()   // the last may be partial
+            // The last line may be partial.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             for line in lines.dropFirst(linesSeen) {
                 if let value = Self.iodelayReadings(in: String(line)).first {
                     stamped.append((Date().timeIntervalSince(connected), value))
@@ -123,9 +138,8 @@ struct LatencyIntegrationTests {
         let result = micmon.wait(timeout: 30)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
 
-        #expect(stamped.count >= 4, "jack_iodelay printed \(stamped.count) readings")
+        try #require(stamped.count >= 4, "jack_iodelay printed \(stamped.count) readings")
         let sorted = stamped.map(\.frames).sorted()
-        guard !sorted.isEmpty else { return }
         let median = sorted[sorted.count / 2]
         let spread = sorted.last! - sorted.first!
         let iodelayLock = stamped.first { abs($0.frames - median) <= 0.05 }.map { $0.seconds * 1000 }
@@ -175,10 +189,10 @@ struct LatencyIntegrationTests {
                                            "--return", server.source.outputPorts[1], "--duration", "1", "--json"], timeout: 30)
         #expect(noise.exitCode == 0, "stderr: \(noise.stderr)")
         let noiseSummary = try Self.lastObject(noise)
-        #expect(Self.object(noiseSummary["round_trip"])?["status"] as? String == "no signal")
-        #expect(noiseSummary["round_trip_frames"] is NSNull)
-        #expect(noiseSummary["lock_ms"] is NSNull)
-        #expect(Self.double(noiseSummary["cycles"]) ?? 0 > 0)
+        #expect(try Self.object(noiseSummary, "round_trip")["status"] as? String == "no signal")
+        #expect(Self.isNull(noiseSummary, "round_trip_frames"), "\(noiseSummary)")
+        #expect(Self.isNull(noiseSummary, "lock_ms"), "\(noiseSummary)")
+        #expect(try Self.number(noiseSummary, "cycles") > 0)
 
         // The dummy backend's capture ports carry silence.
         let silentSource = try #require(client.portNames(direction: .output, physicalOnly: true).first, "no physical capture port")
@@ -193,7 +207,7 @@ struct LatencyIntegrationTests {
                                          timeout: 30)
         #expect(open.exitCode == 0, "stderr: \(open.stderr)")
         #expect(open.stderr.contains("no --return: connect the loop to"))
-        #expect(Self.object(try Self.lastObject(open)["round_trip"])?["status"] as? String == "not connected")
+        #expect(try Self.object(try Self.lastObject(open), "round_trip")["status"] as? String == "not connected")
     }
 
     @Test("a loop closed by hand a second after the start: the signal waits for it, the delay is still one period")
@@ -201,18 +215,21 @@ struct LatencyIntegrationTests {
         let server = try SharedTestServer.require()
         let client = server.source.client
         let anInput = try #require(client.portNames(direction: .input).first, "the server has no input port")
-        let child = try MicmonProcess(["latency", "-s", server.name, "-n", "lat-hand", "--send", anInput, "--duration", "3", "--json"])
-        let deadline = Date().addingTimeInterval(10)
-        while !(client.portExists("lat-hand:out_1") && client.portExists("lat-hand:in_1")) && Date() < deadline { usleep(20_000) }
+        let child = try MicmonProcess(["latency", "-s", server.name, "-n", "lat-hand", "--send", anInput, "--duration", "4", "--json"])
+        let registered = TestEnvironment.waitUntil(timeout: 30) {
+            client.portExists("lat-hand:out_1") && client.portExists("lat-hand:in_1")
+        }
+        try #require(registered, "micmon latency's ports did not appear: \(child.stderrSoFar)")
+        // The loop is closed late on purpose: the one fixed pause here is the thing tested.
         Thread.sleep(forTimeInterval: 1)
         try client.connect(source: "lat-hand:out_1", destination: "lat-hand:in_1")
         let result = child.wait(timeout: 30)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
         let summary = try Self.lastObject(result)
         let frames = try #require(Self.object(summary["round_trip_frames"]), "\(result.stdout)")
-        #expect(abs((Self.double(frames["mean"]) ?? 0) - Self.period(server)) <= 0.01)
-        #expect((Self.double(frames["max"]) ?? 0) - (Self.double(frames["min"]) ?? 1) <= 0.01)
-        #expect((Self.double(summary["lock_ms"]) ?? 1000) <= 250)
+        #expect(abs(try Self.number(frames, "mean") - Self.period(server)) <= 0.01)
+        #expect(try Self.number(frames, "max") - Self.number(frames, "min") <= 0.01)
+        #expect(try Self.number(summary, "lock_ms") <= 250)
     }
 
     @Test("without a loop only callback timing is reported")
@@ -221,20 +238,24 @@ struct LatencyIntegrationTests {
         let result = try MicmonProcess.run(["latency", "-s", server.name, "-n", "lat-timing", "--duration", "1", "--json"], timeout: 30)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
         let summary = try Self.lastObject(result)
-        #expect(summary["round_trip"] is NSNull)
-        #expect(summary["round_trip_frames"] is NSNull)
-        #expect((Self.double(summary["duration_s"]) ?? 0) >= 1)
-        let load = try #require(Self.object(summary["dsp_load_pct"]))
-        #expect((Self.double(load["micmon"]) ?? -1) >= 0 && (Self.double(load["server_mean"]) ?? -1) >= 0)
-        #expect(Self.double(summary["xruns"]) != nil)
-        #expect(summary["xrun_times_s"] is [Any])
+        #expect(Self.isNull(summary, "round_trip"), "\(summary)")
+        #expect(Self.isNull(summary, "round_trip_frames"), "\(summary)")
+        #expect(try Self.number(summary, "duration_s") >= 1)
+        let load = try Self.object(summary, "dsp_load_pct")
+        #expect(try Self.number(load, "micmon") >= 0 && Self.number(load, "server_mean") >= 0)
+        #expect(try Self.number(summary, "xruns") >= 0)
+        #expect(summary["xrun_times_s"] is [Any], "\(summary)")
     }
 
     @Test("SIGINT ends the run with a summary")
     func interrupt() throws {
         let server = try SharedTestServer.require()
         let child = try MicmonProcess(["latency", "-s", server.name, "-n", "lat-int", "--software-loop", "--duration", "60"])
-        Thread.sleep(forTimeInterval: 1.5)
+        // Interrupt once the loop is measuring: its ports are up, and its first estimate is in.
+        let client = server.source.client
+        let registered = TestEnvironment.waitUntil(timeout: 30) { client.portExists("lat-int:in_1") }
+        try #require(registered, "micmon latency's ports did not appear: \(child.stderrSoFar)")
+        Thread.sleep(forTimeInterval: 1)
         child.signal(SIGINT)
         let result = child.wait(timeout: 20)
         #expect(result.exitCode == 0, "stderr: \(result.stderr)")
@@ -245,7 +266,7 @@ struct LatencyIntegrationTests {
     @Test("the session emits the measurement signal sample for sample and disconnects what it connected")
     func emitsAndDisconnects() throws {
         let server = try SharedTestServer.require()
-        let recorder = try TestRecorder(serverName: server.name, clientName: "lat-rec", capacityFrames: 48000 * 10)
+        let recorder = try TestRecorder(serverName: server.name, clientName: "lat-rec", capacityFrames: server.sampleRate * 10)
         var configuration = LatencyConfiguration()
         configuration.clientName = "lat-inproc"
         configuration.serverName = server.name
@@ -265,7 +286,8 @@ struct LatencyIntegrationTests {
         #expect(session.client.connections(of: session.inputPort).isEmpty)
         session.close()
         let trip = try #require(summary.roundTrip)
-        #expect(abs((trip.meanFrames ?? 0) - Self.period(server)) <= 0.01)
+        let meanFrames = try #require(trip.meanFrames, "no round trip measured: \(trip)")
+        #expect(abs(meanFrames - Self.period(server)) <= 0.01)
 
         let (received, _) = recorder.finish()
         let signal = session.signal

@@ -11,6 +11,15 @@ enum TakeCheck {
         /// Frames whose samples differ from the signal (0 for a perfect take).
         let mismatchedFrames: Int
         let firstMismatch: Int?
+
+        /// Frames there, the signal found at the start, and every frame matching it: an empty
+        /// take or one that never found the signal is not exact.
+        var isExact: Bool { frameCount > 0 && firstSourceFrame != nil && mismatchedFrames == 0 }
+    }
+
+    struct WrongChannelCount: Error, CustomStringConvertible {
+        let channelCount: Int
+        var description: String { "the take has \(channelCount) channels, not \(TestSignal.channelCount)" }
     }
 
     /// What libsndfile stores for `x` at this encoding, read back with `sf_readf_int`
@@ -32,7 +41,7 @@ enum TakeCheck {
 
     static func verify(path: String) throws -> Outcome {
         let reader = try SoundFileReader(path: path)
-        precondition(reader.channelCount == TestSignal.channelCount, "take has \(reader.channelCount) channels")
+        guard reader.channelCount == TestSignal.channelCount else { throw WrongChannelCount(channelCount: reader.channelCount) }
         let encoding = reader.encoding ?? .float
         let container = reader.container ?? .wav
         let match: ReferenceSignal.Match
