@@ -1,4 +1,5 @@
 import DSP
+import Engine
 import Glibc
 import Jack
 import SoundFile
@@ -136,33 +137,13 @@ enum DenoiseCommand {
             return .fileError
         }
 
-        // The realtime threads run with denormals flushed; so does this one, for the same output.
-        RealtimeHooks.enableFlushToZero()
-        let block = invocation.blockFrames
-        var interleaved = [Float](repeating: 0, count: block * 2)
-        var primary = [Float](repeating: 0, count: block)
-        var reference = [Float](repeating: 0, count: block)
-        var clean = [Float](repeating: 0, count: block)
-        var framesRead: Int64 = 0
+        // The capture kernel over the file, block by block (Engine's offline driver).
+        let result = OfflineDenoise.run(reader: reader, writer: writer, blockFrames: invocation.blockFrames, suppressor: suppressor)
+        let framesRead = result.framesRead
         var outcome = ExitCode.ok
-        while true {
-            let frames = interleaved.withUnsafeMutableBufferPointer { reader.read(into: $0) }
-            if frames <= 0 { break }
-            for i in 0..<frames {
-                primary[i] = interleaved[2 * i]
-                reference[i] = interleaved[2 * i + 1]
-            }
-            suppressor.process(primary: primary, reference: reference, clean: &clean, frameCount: frames)
-            let writeError = clean.withUnsafeBufferPointer { buffer -> SoundFileError? in
-                do throws(SoundFileError) { try writer.write(interleaved: UnsafeBufferPointer(rebasing: buffer[0..<frames])) } catch { return error }
-                return nil
-            }
-            if let writeError {
-                Console.error("micmon: cannot write \(invocation.outputPath): \(writeError.message)")
-                outcome = .fileError
-                break
-            }
-            framesRead += Int64(frames)
+        if let writeError = result.writeError {
+            Console.error("micmon: cannot write \(invocation.outputPath): \(writeError.message)")
+            outcome = .fileError
         }
         if outcome == .ok && framesRead < reader.frameCount {
             Console.error("micmon: \(invocation.inputPath) ended after \(framesRead) of \(reader.frameCount) frames (damaged file?)")

@@ -15,6 +15,7 @@ struct RealtimeAnnotationTests {
         ("Engine/CaptureKernel.swift", []),
         ("Engine/LatencyKernel.swift", []),
         ("Engine/PlaybackKernel.swift", []),
+        ("Engine/SessionKernel.swift", []),
         ("DSP/Meter.swift", ["process", "processStereo", "scan", "store"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
         ("DSP/NoiseSuppressorKernel.swift", []),
@@ -59,7 +60,8 @@ struct RealtimeAnnotationTests {
         let calls = Set(body.matches(of: /([A-Za-z_][A-Za-z0-9_.]*)\(/).map { String($0.output.1) })
         let allowed: Set = ["RealtimeHooks.enter", "RealtimeHooks.exit", "JackPortBuffer.samples", "kernel.pointee.process",
                             "plantedAllocation", "UnsafePointer", "Int", "context.assumingMemoryBound",
-                            "JackClock.now", "JackClock.systemNow", "JackClock.cycle", "kernel.pointee.recordTiming", "kernel.pointee.monitorPass"]
+                            "JackClock.now", "JackClock.systemNow", "JackClock.cycle", "kernel.pointee.recordTiming", "kernel.pointee.monitorPass",
+                            "kernel.pointee.link.enterCycle", "kernel.pointee.link.leaveCycle"]
         #expect(calls.subtracting(allowed).isEmpty, "unexpected calls in the glue: \(calls.subtracting(allowed).sorted())")
         #expect(calls.contains("kernel.pointee.process"))
     }
@@ -74,7 +76,7 @@ struct RealtimeAnnotationTests {
         let calls = Set(body.matches(of: /([A-Za-z_][A-Za-z0-9_.]*)\(/).map { String($0.output.1) })
         let allowed: Set = ["RealtimeHooks.enter", "RealtimeHooks.exit", "JackPortBuffer.samples", "kernel.pointee.process",
                             "UnsafePointer", "Int", "context.assumingMemoryBound", "JackClock.now", "JackClock.systemNow", "JackClock.cycle",
-                            "kernel.pointee.recordTiming"]
+                            "kernel.pointee.recordTiming", "kernel.pointee.link.enterCycle", "kernel.pointee.link.leaveCycle"]
         #expect(calls.subtracting(allowed).isEmpty, "unexpected calls in the glue: \(calls.subtracting(allowed).sorted())")
         #expect(calls.contains("kernel.pointee.process"))
     }
