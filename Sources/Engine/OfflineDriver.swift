@@ -248,6 +248,15 @@ public final class OfflineCapture {
         }
     }
 
+    /// Moves what the capture ring holds into `take` (for a ring left undrained, once it may).
+    public func drainRing() {
+        guard let ring = parts.sampleRing else { return }
+        let slices = ring.consumer.readableSlices()
+        take.append(contentsOf: slices.first)
+        take.append(contentsOf: slices.second)
+        ring.consumer.commitRead(count: slices.count)
+    }
+
     /// Asks the kernel to stop, as a session's `stop()` does; the next block confirms it.
     public func requestStop() { memory.requestStop() }
     /// Whether a cycle has seen the stop request.

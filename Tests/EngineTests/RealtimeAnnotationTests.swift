@@ -16,6 +16,7 @@ struct RealtimeAnnotationTests {
         ("Engine/LatencyKernel.swift", []),
         ("Engine/PlaybackKernel.swift", []),
         ("Engine/SessionKernel.swift", []),
+        ("Engine/DemoSourceKernel.swift", []),
         ("DSP/Meter.swift", ["process", "processStereo", "scan", "store"]),
         ("DSP/DemoVoiceSource.swift", ["render"]),
         ("DSP/NoiseSuppressorKernel.swift", []),
