@@ -40,9 +40,9 @@ struct CaptureKernel {
     let recordSources: UnsafeMutablePointer<UnsafePointer<Float>>
     let recordedChannelCount: Int
     /// Dual-mic noise suppression of inputs 0 (primary) and 1 (reference) into the clean buffer
-    /// `inputs[channelCount]`, or nil. A pointer (into the session's `NoiseSuppressor`), not the kernel
-    /// itself: an optional 312-byte struct inline cost every cycle two copies of it and a call
-    /// to test it for nil, denoising or not; a pointer costs one compare.
+    /// `inputs[channelCount]`, or nil. A pointer (into the session's `NoiseSuppressor`), not the
+    /// suppressor's kernel inline: an optional struct that large is copied and tested every cycle,
+    /// denoising or not; a pointer costs one compare.
     let suppressor: UnsafePointer<NoiseSuppressorKernel>?
 
     /// The longest period the clean buffer holds: jack2's own limit (BUFFER_SIZE_MAX; jackd
@@ -164,10 +164,10 @@ struct CaptureKernel {
     /// Notes a gap in the server's timeline: the frame counter moved on by more than the last
     /// period, so the server ran cycles without this client (an xrun). The gap is counted and
     /// logged at the take's position, and the take goes on with what the graph delivers next,
-    /// with nothing inserted: measured on a dummy server, such a jump is mostly cycles the server
-    /// ran for no client at all (the sources produced nothing for them either) or a late
-    /// callback reading the next cycle's counter, so silence in its place would put into the take
-    /// frames the graph never had. Realtime thread.
+    /// with nothing inserted: such a jump is cycles the server ran for no client at all (the
+    /// sources produced nothing for them either) or a late callback reading the next cycle's
+    /// counter, so silence in its place would put into the take frames the graph never had.
+    /// Realtime thread.
     @_noLocks @_noAllocation
     private mutating func noteServerGap(cycleStartFrame: UInt32, frameCount: Int) {
         defer {
