@@ -16,11 +16,13 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     var channel = 0
     while channel < kernel.pointee.channelCount {
         // SAFETY: `ports` and `inputs` hold one entry per channel.
-        kernel.pointee.inputs[channel] = UnsafePointer(JackPortBuffer.samples(kernel.pointee.ports[channel], frames: frameCount))
+        let buffer = JackPortBuffer.samples(kernel.pointee.ports[channel], frames: frameCount)
+        kernel.pointee.inputs[channel] = UnsafePointer(buffer)
         channel += 1
     }
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
-    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame, knowsCycleFrame: stamp.startUsecs > 0)
+    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame,
+                           knowsCycleFrame: stamp.startUsecs > 0)
     if let monitor = kernel.pointee.monitor {
         var output = 0
         while output < monitor.count {

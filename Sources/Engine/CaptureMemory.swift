@@ -58,7 +58,9 @@ final class CaptureMemory {
         // denoising, stays in place after them.
         let silence = memory.make(repeating: Float(0), count: 1)
         var slots = Array(repeating: UnsafePointer(silence), count: channelCount)
-        if denoises { slots.append(UnsafePointer(memory.make(repeating: Float(0), count: CaptureKernel.maximumPeriod))) }
+        if denoises {
+            slots.append(UnsafePointer(memory.make(repeating: Float(0), count: CaptureKernel.maximumPeriod)))
+        }
         let inputs = memory.make(copying: slots)
         mailbox = LatestValueMailbox(count: meterCount, initial: ChannelMeter())
         memory.keep(mailbox)

@@ -14,9 +14,9 @@ nonisolated func demoSourceProcess(_ frameCount: UInt32, _ context: UnsafeMutabl
     let stamp = kernel.pointee.link.enterCycle()
     var noted = SourceCycle()
     if kernel.pointee.isTracing {
-        noted = SourceCycle(
-            cycleStartFrame: stamp.startFrame, framesSinceCycleStart: JackClock.framesSinceCycleStart(kernel.pointee.link.client),
-            cycleStartUsecs: stamp.startUsecs, enteredUsecs: stamp.entered)
+        let sinceStart = JackClock.framesSinceCycleStart(kernel.pointee.link.client)
+        noted = SourceCycle(cycleStartFrame: stamp.startFrame, framesSinceCycleStart: sinceStart,
+                            cycleStartUsecs: stamp.startUsecs, enteredUsecs: stamp.entered)
     }
     kernel.pointee.primary = JackPortBuffer.samples(kernel.pointee.primaryPort, frames: frameCount)
     kernel.pointee.reference = JackPortBuffer.samples(kernel.pointee.referencePort, frames: frameCount)

@@ -15,7 +15,8 @@ nonisolated func latencyProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     kernel.pointee.input = UnsafePointer(JackPortBuffer.samples(kernel.pointee.inputPort, frames: frameCount))
     kernel.pointee.output = JackPortBuffer.samples(kernel.pointee.outputPort, frames: frameCount)
     // A server that cannot tell the cycle start: the callback's entry stands in for it.
-    kernel.pointee.process(frameCount: Int(frameCount), cycleStartUsecs: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered)
+    let cycleStart = stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered
+    kernel.pointee.process(frameCount: Int(frameCount), cycleStartUsecs: cycleStart)
     kernel.pointee.link.leaveCycle(stamp, frameCount: frameCount)
     return 0
 }

@@ -135,7 +135,7 @@ public final class OfflineCapture {
         }
     }
 
-    private func collect(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frames: Int) {
+    private func collect(_ outputs: OfflineOutputs, _ frames: Int) {
         collectMonitor(outputs, frames)
         _ = drain { block in
             take.append(contentsOf: block)
@@ -143,7 +143,7 @@ public final class OfflineCapture {
         }
     }
 
-    private func collectMonitor(_ outputs: UnsafePointer<UnsafeMutablePointer<Float>>, _ frames: Int) {
+    private func collectMonitor(_ outputs: OfflineOutputs, _ frames: Int) {
         for output in monitorOutputs.indices {
             monitorOutputs[output].append(contentsOf: UnsafeBufferPointer(start: outputs[output], count: frames))
         }

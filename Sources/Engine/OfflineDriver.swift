@@ -16,9 +16,13 @@ protocol OfflineKernel {
     var offlineOutputCount: Int { get }
     /// One cycle of `frameCount` frames starting at frame `position` of the run. `inputs` hold
     /// `frameCount` samples each; `outputs` take as many.
-    mutating func runCycle(inputs: UnsafePointer<UnsafePointer<Float>>, outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
-                           frameCount: Int, position: UInt64)
+    mutating func runCycle(inputs: OfflineInputs, outputs: OfflineOutputs, frameCount: Int, position: UInt64)
 }
+
+/// One block's input buffers (one per channel), as the offline driver hands them to a kernel.
+typealias OfflineInputs = UnsafePointer<UnsafePointer<Float>>
+/// One block's output buffers (one per channel).
+typealias OfflineOutputs = UnsafePointer<UnsafeMutablePointer<Float>>
 
 /// Runs one kernel block by block over interleaved input, and hands each block's outputs to the
 /// caller. The kernel lives in `memory` (made with a `SessionLink` from it). The calling thread,
@@ -55,7 +59,7 @@ final class OfflineDriver<Kernel: OfflineKernel> {
     /// at a time (the last block may be shorter); after each cycle `afterBlock` gets the
     /// outputs and the block's frame count.
     func run(interleaved input: UnsafeBufferPointer<Float>,
-             afterBlock: (UnsafePointer<UnsafeMutablePointer<Float>>, Int) -> Void = { _, _ in }) {
+             afterBlock: (OfflineOutputs, Int) -> Void = { _, _ in }) {
         let channels = max(inputCount, 1)
         let total = input.count / channels
         var frame = 0
@@ -70,7 +74,7 @@ final class OfflineDriver<Kernel: OfflineKernel> {
     /// Runs the kernel over what `reader` holds (its channels must be `offlineInputCount`), block
     /// by block. Returns the frames read.
     func run(reader: SoundFileReader,
-             afterBlock: (UnsafePointer<UnsafeMutablePointer<Float>>, Int) -> Bool) -> Int64 {
+             afterBlock: (OfflineOutputs, Int) -> Bool) -> Int64 {
         let channels = reader.channelCount
         precondition(channels == inputCount, "the file's channels are the kernel's inputs")
         let interleaved = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockFrames * channels)
@@ -87,7 +91,7 @@ final class OfflineDriver<Kernel: OfflineKernel> {
     }
 
     /// Runs cycles of no input (silence in): for kernels that only produce, such as playback.
-    func runSilent(blocks: Int, afterBlock: (UnsafePointer<UnsafeMutablePointer<Float>>, Int) -> Void) {
+    func runSilent(blocks: Int, afterBlock: (OfflineOutputs, Int) -> Void) {
         for _ in 0 ..< blocks {
             runBlock(blockFrames) { _, _ in 0 }
             afterBlock(outputs, blockFrames)
@@ -114,8 +118,7 @@ extension CaptureKernel: OfflineKernel {
 
     /// What `captureProcess` does, with the block's buffers for the port buffers. The server's
     /// frame counter is unknown offline, so no server gap is ever seen.
-    mutating func runCycle(inputs blocks: UnsafePointer<UnsafePointer<Float>>, outputs: UnsafePointer<UnsafeMutablePointer<Float>>,
-                           frameCount: Int, position: UInt64) {
+    mutating func runCycle(inputs blocks: OfflineInputs, outputs: OfflineOutputs, frameCount: Int, position: UInt64) {
         for channel in 0 ..< channelCount { inputs[channel] = blocks[channel] }
         process(frameCount: frameCount)
         if let monitor {
@@ -130,8 +133,7 @@ extension PlaybackKernel: OfflineKernel {
     var offlineOutputCount: Int { 2 }
 
     /// What `playbackProcess` does, with the block's buffers for out_1 and out_2.
-    mutating func runCycle(inputs: UnsafePointer<UnsafePointer<Float>>, outputs blocks: UnsafePointer<UnsafeMutablePointer<Float>>,
-                           frameCount: Int, position: UInt64) {
+    mutating func runCycle(inputs: OfflineInputs, outputs blocks: OfflineOutputs, frameCount: Int, position: UInt64) {
         outputs[0] = blocks[0]
         outputs[1] = blocks[1]
         process(frameCount: frameCount)
@@ -144,10 +146,9 @@ extension LatencyKernel: OfflineKernel {
 
     /// What `latencyProcess` does, with the block's buffers for in_1 and out_1. There is no
     /// clock offline: the cycle start is the run's frame position (plus one, as 0 means unknown).
-    mutating func runCycle(inputs blocks: UnsafePointer<UnsafePointer<Float>>, outputs blocks2: UnsafePointer<UnsafeMutablePointer<Float>>,
-                           frameCount: Int, position: UInt64) {
-        input = blocks[0]
-        output = blocks2[0]
+    mutating func runCycle(inputs: OfflineInputs, outputs: OfflineOutputs, frameCount: Int, position: UInt64) {
+        input = inputs[0]
+        output = outputs[0]
         process(frameCount: frameCount, cycleStartUsecs: position + 1)
     }
 }

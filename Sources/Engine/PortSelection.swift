@@ -14,7 +14,8 @@ public enum PortSelection {
         public var outputs: [String]
         public var physicalInputs: [String]
         public var physicalOutputs: [String]
-        public init(inputs: [String], outputs: [String], physicalInputs: [String] = [], physicalOutputs: [String] = []) {
+        public init(inputs: [String], outputs: [String], physicalInputs: [String] = [],
+                    physicalOutputs: [String] = []) {
             self.inputs = inputs
             self.outputs = outputs
             self.physicalInputs = physicalInputs
@@ -22,7 +23,9 @@ public enum PortSelection {
         }
 
         func ports(_ direction: PortDirection) -> [String] { direction == .input ? inputs : outputs }
-        func physicalPorts(_ direction: PortDirection) -> [String] { direction == .input ? physicalInputs : physicalOutputs }
+        func physicalPorts(_ direction: PortDirection) -> [String] {
+            direction == .input ? physicalInputs : physicalOutputs
+        }
     }
 
     /// A request matched no port. `available` lists the ports of that kind there are.

@@ -84,7 +84,9 @@ nonisolated func sessionSampleRate(_ rate: UInt32, _ context: UnsafeMutableRawPo
 }
 
 /// The server went away. May run on any thread, the realtime one included: only a flag.
-nonisolated func sessionShutdown(_ status: UInt32, _ reason: UnsafePointer<CChar>?, _ context: UnsafeMutableRawPointer?) {
+nonisolated func sessionShutdown(
+    _ status: UInt32, _ reason: UnsafePointer<CChar>?, _ context: UnsafeMutableRawPointer?
+) {
     guard let context else { return }
     sessionState(context).pointee.serverIsGone.store(true, ordering: .releasing)
 }

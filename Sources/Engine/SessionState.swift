@@ -10,27 +10,27 @@ import Synchronization
 /// producers of the notification rings. The notification callbacks get a pointer to this as
 /// their context, never the kernel (rust-jack's split of `NotificationHandler` and
 /// `ProcessHandler`).
-public struct SessionState: ~Copyable {
+struct SessionState: ~Copyable {
     /// Set by the main thread to end the session: the kernel stops on its next cycle.
-    public let stopRequested = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
     /// Set by the realtime thread on the first cycle that saw `stopRequested`: nothing more will
     /// be queued after it.
-    public let hasStopped = Atomic<Bool>(false)
+    let hasStopped = Atomic<Bool>(false)
     /// Process cycles run (all of them, before a take or measurement started too). Written only
     /// by the realtime thread.
-    public let cycles = Atomic<UInt64>(0)
+    let cycles = Atomic<UInt64>(0)
     /// Cycle timings the statistics missed because their ring was full.
-    public let timingsMissed = Atomic<UInt64>(0)
+    let timingsMissed = Atomic<UInt64>(0)
     /// The last period size, in frames (set by the buffer-size callback and by each cycle).
-    public let periodFrames = Atomic<UInt32>(0)
+    let periodFrames = Atomic<UInt32>(0)
     /// Xruns the server reported, and those whose time did not fit the xrun-time ring.
     /// JACK's notification thread.
-    public let xruns = Atomic<UInt64>(0)
-    public let xrunTimesMissed = Atomic<UInt64>(0)
+    let xruns = Atomic<UInt64>(0)
+    let xrunTimesMissed = Atomic<UInt64>(0)
     /// Set when the server shut down or kicked the client out (any thread, even the realtime one).
-    public let serverIsGone = Atomic<Bool>(false)
+    let serverIsGone = Atomic<Bool>(false)
     /// Set when the sample rate changed under a running session (notification thread).
-    public let sampleRateChanged = Atomic<Bool>(false)
+    let sampleRateChanged = Atomic<Bool>(false)
 
     /// The rate the session was prepared for; another one raises `sampleRateChanged`.
     let sampleRate: UInt32

@@ -206,9 +206,10 @@ struct OfflineDriverTests {
         let placeholder = memory.make(repeating: Float(0), count: 1)
         let standIn = OpaquePointer(bitPattern: 0x1)!
         let kernel = PlaybackKernel(
-            link: memory.link(client: standIn, readsSystemClock: false), ports: memory.make(repeating: standIn, count: 2),
-            outputs: memory.make(repeating: placeholder, count: 2), frames: ring.consumer,
-            gains: PanLaw(volume: 0.5, pan: 0, sourceChannels: 2), meters: memory.make(repeating: ChannelMeter(), count: 2),
+            link: memory.link(client: standIn, readsSystemClock: false),
+            ports: memory.make(repeating: standIn, count: 2), outputs: memory.make(repeating: placeholder, count: 2),
+            frames: ring.consumer, gains: PanLaw(volume: 0.5, pan: 0, sourceChannels: 2),
+            meters: memory.make(repeating: ChannelMeter(), count: 2),
             meterCoefficients: MeterCoefficients(sampleRate: 48_000), meterMailbox: mailbox.writer, counters: counters)
         let stereo = Self.ramp(frames: 20)
         _ = stereo.withUnsafeBufferPointer { ring.producer.push($0) }

@@ -38,8 +38,10 @@ struct PortSelectionTests {
         physicalOutputs: ["system:capture_1", "system:capture_2", "system:capture_3"])
 
     @Test func noRequestsMeansTheFirstPhysicalPorts() throws {
-        #expect(try PortSelection.choose([], direction: .output, defaultCount: 2, in: catalog) == ["system:capture_1", "system:capture_2"])
-        #expect(try PortSelection.choose([], direction: .input, defaultCount: 2, in: catalog) == ["system:playback_1", "system:playback_2"])
+        #expect(try PortSelection.choose([], direction: .output, defaultCount: 2, in: catalog)
+            == ["system:capture_1", "system:capture_2"])
+        #expect(try PortSelection.choose([], direction: .input, defaultCount: 2, in: catalog)
+            == ["system:playback_1", "system:playback_2"])
         // Fewer physical ports than asked for: what there is (the session warns).
         #expect(try PortSelection.choose([], direction: .input, defaultCount: 4, in: catalog).count == 2)
     }
