@@ -69,8 +69,7 @@ final class JackSession<Kernel> {
     func stop(timeout: Double = 1.0) {
         memory.requestStop()
         guard isStarted, !memory.serverIsGone else { return }
-        let confirmed = waitPolling(timeout: timeout, until: { memory.hasStopped }, givingUpIf: { memory.serverIsGone })
-        if !confirmed { client.deactivate() }
+        if !memory.awaitStop(timeout: timeout) { client.deactivate() }
     }
 
     /// Deactivates and closes the client (also after the server went away). Safe to call twice.

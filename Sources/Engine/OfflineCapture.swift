@@ -43,6 +43,8 @@ public final class OfflineCapture {
     public let recordedChannelCount: Int
     private let options: Options
     private let memory: SessionMemory
+    /// The session memory, for tests of the handshake.
+    var memoryForTests: SessionMemory { memory }
     private let parts: CaptureMemory
     private let driver: OfflineDriver<CaptureKernel>
     private var didFlush = false

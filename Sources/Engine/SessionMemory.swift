@@ -77,6 +77,13 @@ final class SessionMemory {
     /// Asks the kernel to stop at its next cycle (see `SessionLink.beginCycle`).
     func requestStop() { state.pointee.stopRequested.store(true, ordering: .releasing) }
 
+    /// The main thread's half of the stop handshake: true once a cycle confirmed the stop
+    /// request; false when the server went away first or `timeout` seconds passed without a
+    /// cycle. Never shares a lock or condition with the realtime thread (it polls).
+    func awaitStop(timeout: Double) -> Bool {
+        waitPolling(timeout: timeout, until: { hasStopped }, givingUpIf: { serverIsGone })
+    }
+
     /// The xrun times (JACK µs) reported since the last call. Main thread.
     func drainXrunTimes() -> [UInt64] {
         let consumer = xrunRing.consumer

@@ -230,4 +230,25 @@ struct OfflineDriverTests {
         #expect(right == silence + expectedRight + tail)
         #expect(counters.pointee.framesPlayed.load(ordering: .relaxed) == 20)
     }
+
+    @Test("the main thread's half of the handshake: confirmed by a cycle, given up when the server is gone")
+    func awaitStop() {
+        let confirmed = OfflineCapture(Self.options(block: 64), suppressor: nil)
+        confirmed.requestStop()
+        confirmed.process(interleaved: Self.ramp(frames: 64))
+        #expect(confirmed.memoryForTests.awaitStop(timeout: 60))
+
+        // No cycle runs and the server is gone: no wait for a confirmation that cannot come.
+        let abandoned = OfflineCapture(Self.options(block: 64), suppressor: nil)
+        abandoned.requestStop()
+        abandoned.memoryForTests.state.pointee.serverIsGone.store(true, ordering: .releasing)
+        #expect(!abandoned.memoryForTests.awaitStop(timeout: 60))
+        #expect(!abandoned.hasStopped)
+
+        // No cycle runs (a stalled server): the wait ends unconfirmed, and the session then
+        // deactivates the client.
+        let stalled = OfflineCapture(Self.options(block: 64), suppressor: nil)
+        stalled.requestStop()
+        #expect(!stalled.memoryForTests.awaitStop(timeout: 0))
+    }
 }
