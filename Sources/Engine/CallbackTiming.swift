@@ -1,3 +1,6 @@
+// The main thread's side of the cycle timings every kernel queues (`SessionLink.recordTiming`):
+// histograms of lateness and execution time, overruns, and their summary. Main thread.
+
 import DSP
 import Realtime
 

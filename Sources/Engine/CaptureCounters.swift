@@ -1,7 +1,11 @@
+// What a capture kernel tells the other threads, beyond what every session shares
+// (`SessionState`), and the drop events it logs. Atomics in memory the session owns: the
+// realtime thread writes, the main and writer threads read.
+
 import Synchronization
 
-/// What the realtime thread tells the other threads, as atomics in memory the session owns.
-/// The realtime thread and JACK's notification thread write; the main and writer threads read.
+/// The capture kernel's own counters. The realtime thread writes (the main thread arms); the main
+/// and writer threads read.
 public struct CaptureCounters: ~Copyable {
     /// The take's timeline in frames: every frame taken, queued or dropped. Released after each
     /// period, so a reader that sees N also sees the ring and drop-log writes for those frames.
@@ -9,11 +13,6 @@ public struct CaptureCounters: ~Copyable {
     /// Set by the main thread once the sources are connected: the take starts at the next cycle,
     /// so it never begins with the silence of not-yet-connected inputs.
     public let isArmed = Atomic<Bool>(false)
-    /// Set by the main thread to end the take: the realtime side stops taking frames.
-    public let stopRequested = Atomic<Bool>(false)
-    /// Set by the realtime thread on the first cycle that saw `stopRequested`: nothing more
-    /// will be queued after it.
-    public let hasStopped = Atomic<Bool>(false)
     /// Frames that did not fit the ring and will be silence in the file.
     public let framesDropped = Atomic<UInt64>(0)
     /// Gaps in the server's timeline (its frame counter jumped between two of micmon's cycles,
@@ -21,20 +20,8 @@ public struct CaptureCounters: ~Copyable {
     /// delivered, and nothing is written in their place.
     public let serverGaps = Atomic<UInt64>(0)
     public let framesSkippedByServer = Atomic<UInt64>(0)
-    /// Process cycles run. Written only by the realtime thread.
-    public let cycles = Atomic<UInt64>(0)
-    /// Cycle timings the statistics missed because their ring was full.
-    public let timingsMissed = Atomic<UInt64>(0)
-    /// Xruns the server reported (JACK's notification thread).
-    public let xruns = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.
     public let isComplete = Atomic<Bool>(false)
-    /// The last period size, in frames (set by the buffer-size callback and by each cycle).
-    public let periodFrames = Atomic<UInt32>(0)
-    /// Set when the server shut down or kicked the client out.
-    public let serverIsGone = Atomic<Bool>(false)
-    /// Set when the sample rate changed under a running session.
-    public let sampleRateChanged = Atomic<Bool>(false)
 
     public init() {}
 }

@@ -1,14 +1,17 @@
+// The capture kernel: meters, the noise suppressor, the capture ring and monitoring, for one
+// process cycle. Compiler-checked (`@_noLocks @_noAllocation`); its JACK glue is
+// CaptureCallbacks.swift, its offline glue OfflineDriver.swift. Realtime thread only, once the
+// client is active (or the offline driver's thread).
+
 import DSP
 import Realtime
 
 /// Everything the capture process callback touches, as plain values and unsafe pointers into
-/// memory prepared before activation (`CaptureSession` owns and frees it). Realtime thread only,
-/// once the client is active.
+/// memory prepared before activation (`CaptureMemory` makes it, the session's `SessionMemory`
+/// frees it). Realtime thread only, once the client is active.
 struct CaptureKernel {
-    /// Whether the glue reads JACK's clock straight from CLOCK_MONOTONIC_RAW (`JackClock.systemNow`),
-    /// which the session checked is the server's clock; else through `jack_get_time`. First, so
-    /// it shares a cache line with the fields the glue reads next.
-    var readsSystemClock = false
+    /// The session core's part (first: the glue reads its clock fields first thing).
+    let link: SessionLink
     let channelCount: Int
     /// The input ports (libjack handles), one per channel; read only by the C glue.
     let ports: UnsafeMutablePointer<OpaquePointer>
@@ -27,14 +30,8 @@ struct CaptureKernel {
     /// run micmon for), for the summary; nothing is written in their place.
     let serverGaps: SPSCRing<DropEvent>.Producer
     let counters: UnsafeMutablePointer<CaptureCounters>
-    /// The client, for the glue's `jack_get_cycle_times`.
-    let client: OpaquePointer
-    /// Per-cycle timing for the statistics thread.
-    let timings: SPSCRing<CycleTiming>.Producer
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
-    /// Where JACK's notification thread notes port and connection changes (not the realtime thread).
-    let routeChanges: SPSCRing<UInt64>.Producer
     /// Monitoring: the inputs (× gain) on output ports in the same cycle, or nil.
     let monitor: MonitorRoute?
     /// Meters to run: the inputs, plus the clean channel when denoising (`inputs[channelCount]`).
@@ -43,9 +40,9 @@ struct CaptureKernel {
     let recordSources: UnsafeMutablePointer<UnsafePointer<Float>>
     let recordedChannelCount: Int
     /// Dual-mic noise suppression of inputs 0 (primary) and 1 (reference) into the clean buffer
-    /// `inputs[channelCount]`, or nil. A pointer (into the session's `NoiseSuppressor`), not the kernel
-    /// itself: an optional 312-byte struct inline cost every cycle two copies of it and a call
-    /// to test it for nil, denoising or not; a pointer costs one compare.
+    /// `inputs[channelCount]`, or nil. A pointer (into the session's `NoiseSuppressor`), not the
+    /// suppressor's kernel inline: an optional struct that large is copied and tested every cycle,
+    /// denoising or not; a pointer costs one compare.
     let suppressor: UnsafePointer<NoiseSuppressorKernel>?
 
     /// The longest period the clean buffer holds: jack2's own limit (BUFFER_SIZE_MAX; jackd
@@ -76,18 +73,13 @@ struct CaptureKernel {
     mutating func process(frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false) {
         let counters = self.counters
         cleanFrameCount = 0
-        counters.pointee.cycles.incrementBySoleWriter()
-        if counters.pointee.stopRequested.load(ordering: .acquiring) {
-            counters.pointee.hasStopped.store(true, ordering: .releasing)
-            return
-        }
+        if link.beginCycle(frameCount: frameCount) { return }
         // The cycle that first sees the flag may have started before the connections were made;
         // the take begins with the one after it.
         if !isTaking {
             if counters.pointee.isArmed.load(ordering: .relaxed) { isTaking = true }
             return
         }
-        counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
         if knowsCycleFrame {
             noteServerGap(cycleStartFrame: cycleStartFrame, frameCount: frameCount)
         }
@@ -172,10 +164,10 @@ struct CaptureKernel {
     /// Notes a gap in the server's timeline: the frame counter moved on by more than the last
     /// period, so the server ran cycles without this client (an xrun). The gap is counted and
     /// logged at the take's position, and the take goes on with what the graph delivers next,
-    /// with nothing inserted: measured on a dummy server, such a jump is mostly cycles the server
-    /// ran for no client at all (the sources produced nothing for them either) or a late
-    /// callback reading the next cycle's counter, so silence in its place would put into the take
-    /// frames the graph never had. Realtime thread.
+    /// with nothing inserted: such a jump is cycles the server ran for no client at all (the
+    /// sources produced nothing for them either) or a late callback reading the next cycle's
+    /// counter, so silence in its place would put into the take frames the graph never had.
+    /// Realtime thread.
     @_noLocks @_noAllocation
     private mutating func noteServerGap(cycleStartFrame: UInt32, frameCount: Int) {
         defer {
@@ -198,16 +190,6 @@ struct CaptureKernel {
         event.frameCount = UInt64(gap)
         // A full log loses the entry, never the counts.
         _ = serverGaps.pushOne(event)
-    }
-
-    /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is
-    /// full. Realtime thread.
-    @_noLocks @_noAllocation
-    func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
-        let recorder = CycleTimingRecorder(timings: timings)
-        if !recorder.record(cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left, frames: frames) {
-            counters.pointee.timingsMissed.add(1, ordering: .relaxed)
-        }
     }
 
     /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false

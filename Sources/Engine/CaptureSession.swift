@@ -1,3 +1,7 @@
+// A capture session (`micmon meter`, `record`, `monitor`): the session core with the capture
+// kernel plugged in, the writer thread, the route watch, and the summary. Its configuration,
+// errors and summary types. Main thread only.
+
 import DSP
 import Glibc
 import Platform
@@ -102,7 +106,7 @@ public struct CaptureSummary: Sendable {
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
 /// Create, `start()`, poll from the main thread, `stop()`. Main thread only.
 public final class CaptureSession {
-    public let client: JackClient
+    public var client: JackClient { core.client }
     public let sampleRate: Int
     public let channelNames: [String]
     /// The source port feeding each input ("" when an input has no source).
@@ -111,210 +115,122 @@ public final class CaptureSession {
     public private(set) var warnings: [String] = []
     public var isRecording: Bool { writer != nil }
     /// Whether the noise suppressor runs (the last meter reading is then the clean channel).
-    public var denoises: Bool { suppressor != nil }
+    public let denoises: Bool
     /// Where the monitor outputs go (out_1 first); empty without monitoring.
     public let monitorDestinations: [String]
     public let monitorPorts: [JackPort]
 
+    private let core: JackSession<CaptureKernel>
     private let ports: [JackPort]
-    private let kernel: UnsafeMutablePointer<CaptureKernel>
-    private let counters: UnsafeMutablePointer<CaptureCounters>
-    private let portHandles: UnsafeMutablePointer<OpaquePointer>
-    private let inputBuffers: UnsafeMutablePointer<UnsafePointer<Float>>
-    private let meters: UnsafeMutablePointer<ChannelMeter>
-    private let mailbox: LatestValueMailbox<ChannelMeter>
-    private let sampleRing: SPSCRing<Float>?
-    private let dropRing: SPSCRing<DropEvent>?
+    private let parts: CaptureMemory
+    private var counters: UnsafeMutablePointer<CaptureCounters> { parts.counters }
     private let writer: TakeWriter?
-    private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
-    /// The realtime side's log of server gaps, drained on the main thread into `serverGapLog`.
-    private let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
     private var serverGapLog: [DropEvent] = []
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
     public static let serverGapListLimit = 1000
-    private let monitorMemory: MonitorMemory?
-    /// The noise suppressor and the clean channel's buffer (`CaptureKernel.maximumPeriod`), or nil.
-    private let suppressor: NoiseSuppressor?
-    private let cleanBuffer: UnsafeMutablePointer<Float>?
     private let routeWatch: RouteWatch
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
-    public let callbackStatistics: CallbackStatistics
-    private var isStarted = false
+    public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
     public init(_ configuration: CaptureConfiguration) throws(CaptureError) {
         do {
-            client = try JackClient(name: configuration.clientName, serverName: configuration.serverName)
+            core = try JackSession(clientName: configuration.clientName, serverName: configuration.serverName)
         } catch {
             throw .jack(error)
         }
-        sampleRate = client.sampleRate
+        let sampleRate = core.sampleRate
+        self.sampleRate = sampleRate
+        let suppressor: NoiseSuppressor?
         if configuration.denoises {
             do { suppressor = try NoiseSuppressor(sampleRate: sampleRate) } catch { throw .denoise(error) }
         } else {
             suppressor = nil
         }
+        denoises = suppressor != nil
 
+        let catalog = core.portCatalog()
+        let wanted = configuration.minimumChannelCount
         var sources: [String]
-        if configuration.sourcePorts.isEmpty {
-            let physical = client.portNames(direction: .output, physicalOnly: true)
-            sources = Array(physical.prefix(configuration.minimumChannelCount))
-            if sources.count < configuration.minimumChannelCount {
-                warnings.append("found \(sources.count) physical capture port(s) for \(configuration.minimumChannelCount) inputs; the rest read silence (use -p to choose sources)")
-            }
-        } else {
-            do {
-                sources = try PortSelection.resolve(configuration.sourcePorts, outputPorts: client.portNames(direction: .output))
-            } catch {
-                throw .unknownPort(error)
-            }
+        do {
+            sources = try PortSelection.choose(configuration.sourcePorts, direction: .output, defaultCount: wanted, in: catalog)
+        } catch {
+            throw .unknownPort(error)
         }
-        let channelCount = max(configuration.minimumChannelCount, sources.count)
+        if configuration.sourcePorts.isEmpty && sources.count < wanted {
+            warnings.append("found \(sources.count) physical capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)")
+        }
+        let channelCount = max(wanted, sources.count)
         sources += Array(repeating: "", count: channelCount - sources.count)
         sourcePorts = sources
 
-        var registered: [JackPort] = []
-        for index in 1 ... channelCount {
-            do { registered.append(try client.registerPort(name: "in_\(index)", direction: .input)) } catch { throw .jack(error) }
-        }
-        ports = registered
-        // With denoising, one more meter (and maybe file channel): the clean primary.
-        let meterCount = channelCount + (suppressor == nil ? 0 : 1)
-        channelNames = registered.map(\.shortName) + (suppressor == nil ? [] : ["clean"])
-        let recorded: (offset: Int, count: Int)
-        switch suppressor == nil ? .raw : configuration.recordedChannels {
-        case .raw: recorded = (0, channelCount)
-        case .clean: recorded = (channelCount, 1)
-        case .all: recorded = (0, channelCount + 1)
-        }
+        do { ports = try core.registerPorts("in", count: channelCount, direction: .input) } catch { throw .jack(error) }
+        channelNames = ports.map(\.shortName) + (suppressor == nil ? [] : ["clean"])
 
+        var plan = CaptureMemory.Plan(sampleRate: sampleRate, inputPorts: ports.map(\.handle), suppressor: suppressor,
+                                      recordedChannels: configuration.recordedChannels)
         if let monitor = configuration.monitor {
-            var chosen: [String]
-            if monitor.destinations.isEmpty {
-                chosen = Array(client.portNames(direction: .input, physicalOnly: true).prefix(2))
-            } else {
-                do {
-                    chosen = try PortSelection.resolve(monitor.destinations, among: client.portNames(direction: .input), kind: "input")
-                } catch {
-                    throw .unknownPort(error)
-                }
+            let chosen: [String]
+            do {
+                chosen = try PortSelection.choose(monitor.destinations, direction: .input, defaultCount: 2, in: catalog)
+            } catch {
+                throw .unknownPort(error)
             }
-            var outputs: [JackPort] = []
-            for index in 1 ... 2 {
-                do { outputs.append(try client.registerPort(name: "out_\(index)", direction: .output)) } catch { throw .jack(error) }
-            }
-            monitorPorts = outputs
+            do { monitorPorts = try core.registerPorts("out", count: 2, direction: .output) } catch { throw .jack(error) }
             monitorDestinations = Array(chosen.prefix(2))
-            let gain = Float(Decibels.gain(decibels: monitor.gainDecibels))
-            monitorMemory = MonitorMemory(ports: outputs.map(\.handle), gain: gain)
+            plan.monitorPorts = monitorPorts.map(\.handle)
+            plan.monitorGain = Float(Decibels.gain(decibels: monitor.gainDecibels))
         } else {
             monitorPorts = []
             monitorDestinations = []
-            monitorMemory = nil
         }
+        if configuration.recording != nil {
+            plan.ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
+        }
+        plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         var fileWriter: SoundFileWriter?
         if let recording = configuration.recording {
+            let channels: Int
+            switch suppressor == nil ? .raw : configuration.recordedChannels {
+            case .raw: channels = channelCount
+            case .clean: channels = 1
+            case .all: channels = channelCount + 1
+            }
             do {
                 fileWriter = try SoundFileWriter(path: recording.path, format: recording.format,
-                                                 sampleRate: sampleRate, channelCount: recorded.count)
+                                                 sampleRate: sampleRate, channelCount: channels)
             } catch {
                 throw .file(error)
             }
         }
 
-        counters = .allocate(capacity: 1)
-        counters.initialize(to: CaptureCounters())
-        portHandles = .allocate(capacity: channelCount)
-        portHandles.initialize(from: registered.map(\.handle), count: channelCount)
-        // The inputs, then (when denoising) the clean channel, which stays in place.
-        inputBuffers = .allocate(capacity: meterCount)
-        meters = .allocate(capacity: meterCount)
-        meters.initialize(repeating: ChannelMeter(), count: meterCount)
-        mailbox = LatestValueMailbox(count: meterCount, initial: ChannelMeter())
-        // A silent buffer stands in for the inputs until the first cycle.
-        let silence = UnsafeMutablePointer<Float>.allocate(capacity: 1)
-        silence.initialize(to: 0)
-        inputBuffers.initialize(repeating: UnsafePointer(silence), count: channelCount)
-        if suppressor != nil {
-            let clean = UnsafeMutablePointer<Float>.allocate(capacity: CaptureKernel.maximumPeriod)
-            clean.initialize(repeating: 0, count: CaptureKernel.maximumPeriod)
-            (inputBuffers + channelCount).initialize(to: UnsafePointer(clean))
-            cleanBuffer = clean
-        } else {
-            cleanBuffer = nil
-        }
-
-        if let fileWriter {
-            let ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
-            let samples = SPSCRing<Float>(capacity: ringFrames * recorded.count)
-            let drops = SPSCRing<DropEvent>(capacity: 1024)
-            sampleRing = samples
-            dropRing = drops
+        parts = CaptureMemory(plan, memory: core.memory, link: core.link)
+        if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = getenv("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double(String(cString: $0)) } ?? 0
             writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
-                                counters: counters, channelCount: recorded.count, stallSeconds: stall)
+                                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
         } else {
-            sampleRing = nil
-            dropRing = nil
             writer = nil
         }
-        let rate = Double(client.sampleRate)
-        let frameLimit = configuration.durationSeconds.map { UInt64(($0 * rate).rounded()) } ?? .max
-
-        callbackStatistics = CallbackStatistics(timings: timingRing.consumer)
-        routeWatch = RouteWatch(client: client, ports: registered, sources: sources)
-        let samplesProducer = sampleRing?.producer
-        let dropsProducer = dropRing?.producer
-        kernel = .allocate(capacity: 1)
-        kernel.initialize(to: CaptureKernel(
-            channelCount: channelCount, ports: portHandles, inputs: inputBuffers, meters: meters,
-            meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)),
-            meterMailbox: mailbox.writer, samples: samplesProducer, drops: dropsProducer,
-            serverGaps: serverGapRing.producer, counters: counters, client: client.handle, timings: timingRing.producer, frameLimit: max(frameLimit, 1),
-            routeChanges: routeWatch.changes.producer, monitor: monitorMemory?.route,
-            meterCount: meterCount, recordSources: inputBuffers + recorded.offset, recordedChannelCount: recorded.count,
-            suppressor: suppressor?.kernelPointer))
-        kernel.pointee.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
-        kernel.pointee.readsSystemClock = JackClock.systemClockIsJackClock()
-
-        let context = UnsafeMutableRawPointer(kernel)
-        do {
-            try client.setProcessCallback(captureProcess, context: context)
-            try client.setXrunCallback(captureXrun, context: context)
-            try client.setBufferSizeCallback(captureBufferSize, context: context)
-            try client.setSampleRateCallback(captureSampleRate, context: context)
-            try client.setThreadInitCallback(captureThreadInit, context: context)
-            try client.setPortRegistrationCallback(capturePortRegistration, context: context)
-            try client.setPortConnectCallback(capturePortConnect, context: context)
-        } catch {
-            throw .jack(error)
-        }
-        client.setShutdownCallback(captureShutdown, context: context)
+        routeWatch = RouteWatch(client: core.client, ports: ports, sources: sources,
+                                changes: core.memory.routeChangeRing.consumer)
+        var kernel = parts.kernel
+        kernel.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
+        do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
     }
 
     deinit {
-        if isStarted && summary == nil { _ = stop() }
-        close()
-        kernel.deinitialize(count: 1)
-        kernel.deallocate()
-        // The first input buffer may still be the placeholder; it is one float, leaked never.
-        inputBuffers.deallocate()
-        cleanBuffer?.deallocate()
-        portHandles.deallocate()
-        meters.deallocate()
-        counters.deinitialize(count: 1)
-        counters.deallocate()
+        if core.isStarted && summary == nil { _ = stop() }
     }
 
     /// Starts the writer, activates the client and connects the sources. Main thread.
     public func start() throws(CaptureError) {
         writer?.start()
-        isStarted = true
         do {
-            try client.activate()
+            try core.activate()
             for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
                 try client.connect(source: source, destination: port.fullName)
             }
@@ -344,7 +260,7 @@ public final class CaptureSession {
     }
 
     private func drainServerGaps() {
-        let consumer = serverGapRing.consumer
+        let consumer = parts.serverGapRing.consumer
         let slices = consumer.readableSlices()
         guard slices.count > 0 else { return }
         for gap in slices.first where serverGapLog.count < Self.serverGapListLimit { serverGapLog.append(gap) }
@@ -354,22 +270,22 @@ public final class CaptureSession {
 
     /// The latest monitor output meters (out_1, out_2); empty without monitoring. Main thread.
     public func monitorReadings() -> [MeterReading] {
-        monitorMemory.map { $0.mailbox.readLatest().0.map(\.reading) } ?? []
+        parts.monitorMailbox.map { $0.readLatest().0.map(\.reading) } ?? []
     }
 
     /// The latest meter readings, one per input. Main thread.
     public func readings() -> [MeterReading] {
-        Array(mailbox.readLatest().0.map(\.reading))
+        Array(parts.mailbox.readLatest().0.map(\.reading))
     }
 
     public var framesTaken: UInt64 { counters.pointee.framesTaken.load(ordering: .acquiring) }
     public var framesDropped: UInt64 { counters.pointee.framesDropped.load(ordering: .relaxed) }
-    public var xruns: UInt64 { counters.pointee.xruns.load(ordering: .relaxed) }
-    public var periodFrames: Int { Int(counters.pointee.periodFrames.load(ordering: .relaxed)) }
+    public var xruns: UInt64 { core.memory.xruns }
+    public var periodFrames: Int { core.memory.periodFrames }
     /// The frames asked for with a duration have all been taken.
     public var isComplete: Bool { counters.pointee.isComplete.load(ordering: .acquiring) }
-    public var serverIsGone: Bool { counters.pointee.serverIsGone.load(ordering: .acquiring) }
-    public var sampleRateChanged: Bool { counters.pointee.sampleRateChanged.load(ordering: .acquiring) }
+    public var serverIsGone: Bool { core.memory.serverIsGone }
+    public var sampleRateChanged: Bool { core.memory.sampleRateChanged }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
 
     /// Ends the take: the realtime side stops queueing, the writer drains and finalizes the
@@ -378,11 +294,7 @@ public final class CaptureSession {
     public func stop() -> CaptureSummary {
         if let summary { return summary }
         let serverLost = serverIsGone
-        counters.pointee.stopRequested.store(true, ordering: .releasing)
-        if isStarted && !serverLost && !waitForRealtimeStop(timeout: 1.0) {
-            // No cycle ran to see the request (a stalled server): stop the callbacks outright.
-            client.deactivate()
-        }
+        core.stop()
         let written = writer?.finish()
         drainTimings()
         let final = CaptureSummary(
@@ -392,50 +304,13 @@ public final class CaptureSession {
             framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed), serverGaps: serverGapLog,
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
-            sampleRateChanged: sampleRateChanged,
-            callbackTiming: callbackStatistics.summary(cyclesMissed: counters.pointee.timingsMissed.load(ordering: .relaxed)))
+            sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())
         summary = final
         return final
     }
 
     /// Deactivates and closes the JACK client (after `stop()`). Main thread.
     public func close() {
-        if !serverIsGone { client.deactivate() }
-        client.close()
-    }
-
-    /// Waits until the realtime thread confirms it stopped taking frames, or the server is gone.
-    private func waitForRealtimeStop(timeout: Double) -> Bool {
-        waitPolling(timeout: timeout, until: { counters.pointee.hasStopped.load(ordering: .acquiring) }, givingUpIf: { serverIsGone })
-    }
-}
-
-/// The memory behind a `MonitorRoute`: prepared before activation, freed with the session.
-final class MonitorMemory {
-    let ports: UnsafeMutablePointer<OpaquePointer>
-    let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    let meters: UnsafeMutablePointer<ChannelMeter>
-    let mailbox: LatestValueMailbox<ChannelMeter>
-    let placeholder: UnsafeMutablePointer<Float>
-    let route: MonitorRoute
-
-    init(ports handles: [OpaquePointer], gain: Float) {
-        let count = handles.count
-        ports = .allocate(capacity: count)
-        ports.initialize(from: handles, count: count)
-        placeholder = .allocate(capacity: 1)
-        outputs = .allocate(capacity: count)
-        outputs.initialize(repeating: placeholder, count: count)
-        meters = .allocate(capacity: count)
-        meters.initialize(repeating: ChannelMeter(), count: count)
-        mailbox = LatestValueMailbox(count: count, initial: ChannelMeter())
-        route = MonitorRoute(count: count, ports: ports, outputs: outputs, gain: gain, meters: meters, meterMailbox: mailbox.writer)
-    }
-
-    deinit {
-        ports.deallocate()
-        outputs.deallocate()
-        placeholder.deallocate()
-        meters.deallocate()
+        core.close()
     }
 }

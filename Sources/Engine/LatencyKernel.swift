@@ -1,3 +1,7 @@
+// The latency kernel: the measurement signal out, the return into a ring, the run's timeline,
+// for one process cycle. Compiler-checked (`@_noLocks @_noAllocation`); its JACK glue is
+// LatencyCallbacks.swift. Realtime thread only, once the client is active.
+
 import Realtime
 
 /// Everything the latency process callback touches, as plain values and unsafe pointers into
@@ -22,6 +26,8 @@ struct LatencyKernel {
         case stopped
     }
 
+    /// The session core's part (first: the glue reads its clock fields first thing).
+    let link: SessionLink
     /// `out_1` and `in_1` (libjack handles); read only by the C glue.
     let outputPort: OpaquePointer
     let inputPort: OpaquePointer
@@ -38,12 +44,6 @@ struct LatencyKernel {
     /// Periods the return ring could not take (the main thread fell behind): the estimator skips them.
     let gaps: SPSCRing<DropEvent>.Producer
     let counters: UnsafeMutablePointer<LatencyCounters>
-    /// The client, for the glue's `jack_get_cycle_times`.
-    let client: OpaquePointer
-    /// Per-cycle timing for the statistics on the main thread.
-    let timings: SPSCRing<CycleTiming>.Producer
-    /// When each xrun was reported (JACK µs). Written by JACK's notification thread only.
-    let xrunTimes: SPSCRing<UInt64>.Producer
 
     var stage = Stage.waiting
     /// Frames since the measurement started.
@@ -61,12 +61,7 @@ struct LatencyKernel {
     @_noLocks @_noAllocation
     mutating func process(frameCount: Int, cycleStartUsecs: UInt64) {
         let counters = self.counters
-        counters.pointee.cycles.incrementBySoleWriter()
-        counters.pointee.periodFrames.store(UInt32(truncatingIfNeeded: frameCount), ordering: .relaxed)
-        if counters.pointee.stopRequested.load(ordering: .acquiring) {
-            stage = .stopped
-            counters.pointee.hasStopped.store(true, ordering: .releasing)
-        }
+        if link.beginCycle(frameCount: frameCount) { stage = .stopped }
         let emissionWasArmed = emissionArmSeen
         if measures && !emissionArmSeen && stage != .stopped {
             emissionArmSeen = counters.pointee.emissionArmed.load(ordering: .acquiring)
@@ -95,16 +90,6 @@ struct LatencyKernel {
         framesRun &+= UInt64(frameCount)
         // Releasing: the ring commits above happen-before a reader that sees this count.
         counters.pointee.framesRun.store(framesRun, ordering: .releasing)
-    }
-
-    /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is
-    /// full. Realtime thread.
-    @_noLocks @_noAllocation
-    func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
-        let recorder = CycleTimingRecorder(timings: timings)
-        if !recorder.record(cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left, frames: frames) {
-            counters.pointee.timingsMissed.add(1, ordering: .relaxed)
-        }
     }
 
     /// Copies this cycle's return into the ring, after reporting any pending gap; a period that

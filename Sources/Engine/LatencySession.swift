@@ -1,5 +1,8 @@
+// A latency session (`micmon latency`): the session core with the latency kernel plugged in, the
+// delay estimator, and the report's figures. Its configuration, errors and summary types. Main
+// thread only.
+
 import DSP
-import Glibc
 import Platform
 import Jack
 import Realtime
@@ -140,7 +143,7 @@ public struct LatencySummary: Sendable {
 /// delay estimator and the callback statistics. Create, `start()`, `poll()` from the main
 /// thread, `stop()`, `close()`. Main thread only.
 public final class LatencySession {
-    public let client: JackClient
+    public var client: JackClient { core.client }
     public let sampleRate: Int
     public let configuration: LatencyConfiguration
     public let outputPort: JackPort
@@ -152,18 +155,15 @@ public final class LatencySession {
     /// Things the user should know that are not errors.
     public private(set) var warnings: [String] = []
 
-    private let kernel: UnsafeMutablePointer<LatencyKernel>
+    private let core: JackSession<LatencyKernel>
     private let counters: UnsafeMutablePointer<LatencyCounters>
-    private let signalTable: UnsafeMutablePointer<Float>
     private let returnRing: SPSCRing<Float>
     private let gapRing = SPSCRing<DropEvent>(capacity: 256)
-    private let timingRing = SPSCRing<CycleTiming>(capacity: 16384)
-    private let xrunRing = SPSCRing<UInt64>(capacity: 1024)
     /// Callback lateness and execution time, folded on the main thread.
-    public let callbackStatistics: CallbackStatistics
+    public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private let estimator: DelayEstimator?
     private var connections: [(source: String, destination: String)] = []
-    private var isStarted = false
+    private var isStarted: Bool { core.isStarted }
     private var startUsecs: UInt64 = 0
     private var summary: LatencySummary?
 
@@ -186,22 +186,21 @@ public final class LatencySession {
     public init(_ configuration: LatencyConfiguration) throws(LatencyError) {
         self.configuration = configuration
         do {
-            client = try JackClient(name: configuration.clientName, serverName: configuration.serverName)
+            core = try JackSession(clientName: configuration.clientName, serverName: configuration.serverName)
         } catch {
             throw .jack(error)
         }
-        sampleRate = client.sampleRate
-        let inputs = client.portNames(direction: .input)
-        let outputs = client.portNames(direction: .output)
+        sampleRate = core.sampleRate
+        let catalog = core.portCatalog()
         sendTarget = try configuration.sendPort.map { (request) throws(LatencyError) in
-            try LatencySession.resolvePort(request, option: "--send", wanted: .input, inputPorts: inputs, outputPorts: outputs)
+            try LatencySession.resolvePort(request, option: "--send", wanted: .input, in: catalog)
         }
         returnSource = try configuration.returnPort.map { (request) throws(LatencyError) in
-            try LatencySession.resolvePort(request, option: "--return", wanted: .output, inputPorts: inputs, outputPorts: outputs)
+            try LatencySession.resolvePort(request, option: "--return", wanted: .output, in: catalog)
         }
         do {
-            outputPort = try client.registerPort(name: "out_1", direction: .output)
-            inputPort = try client.registerPort(name: "in_1", direction: .input)
+            outputPort = try core.client.registerPort(name: "out_1", direction: .output)
+            inputPort = try core.client.registerPort(name: "in_1", direction: .input)
         } catch {
             throw .jack(error)
         }
@@ -212,74 +211,61 @@ public final class LatencySession {
         }
 
         signal = MeasurementSignal(amplitude: configuration.signalAmplitude)
-        signalTable = .allocate(capacity: signal.period)
-        signalTable.initialize(from: signal.samples, count: signal.period)
         let rate = Double(sampleRate)
         returnRing = SPSCRing<Float>(capacity: max(Int(4 * rate), 1 << 16))
         estimator = configuration.measuresRoundTrip
             ? DelayEstimator(signal: signal, maximumDelayFrames: Int(configuration.maximumDelaySeconds * rate))
             : nil
-        callbackStatistics = CallbackStatistics(timings: timingRing.consumer)
-        counters = .allocate(capacity: 1)
-        counters.initialize(to: LatencyCounters())
+        let memory = core.memory
+        memory.keep(returnRing)
+        memory.keep(gapRing)
+        counters = memory.make(LatencyCounters())
         // A silent buffer stands in for the ports until the first cycle fetches them.
-        let placeholder = UnsafeMutablePointer<Float>.allocate(capacity: 1)
-        placeholder.initialize(to: 0)
-        kernel = .allocate(capacity: 1)
-        kernel.initialize(to: LatencyKernel(
-            outputPort: outputPort.handle, inputPort: inputPort.handle, output: placeholder, input: UnsafePointer(placeholder),
-            signal: UnsafePointer(signalTable), signalPeriod: signal.period, measures: configuration.measuresRoundTrip,
-            returns: returnRing.producer, gaps: gapRing.producer, counters: counters, client: client.handle,
-            timings: timingRing.producer, xrunTimes: xrunRing.producer))
-
-        let context = UnsafeMutableRawPointer(kernel)
-        do {
-            try client.setProcessCallback(latencyProcess, context: context)
-            try client.setXrunCallback(latencyXrun, context: context)
-            try client.setBufferSizeCallback(latencyBufferSize, context: context)
-            try client.setThreadInitCallback(latencyThreadInit, context: context)
-        } catch {
-            throw .jack(error)
-        }
-        client.setShutdownCallback(latencyShutdown, context: context)
+        let placeholder = memory.make(repeating: Float(0), count: 1)
+        let kernel = LatencyKernel(
+            link: core.link, outputPort: outputPort.handle, inputPort: inputPort.handle, output: placeholder,
+            input: UnsafePointer(placeholder), signal: UnsafePointer(memory.make(copying: signal.samples)),
+            signalPeriod: signal.period, measures: configuration.measuresRoundTrip,
+            returns: returnRing.producer, gaps: gapRing.producer, counters: counters)
+        do { try core.install(kernel, process: latencyProcess) } catch { throw .jack(error) }
     }
 
     deinit {
         if isStarted && summary == nil { _ = stop() }
-        close()
-        kernel.deinitialize(count: 1)
-        kernel.deallocate()
-        counters.deinitialize(count: 1)
-        counters.deallocate()
-        signalTable.deallocate()
-        // The one-float placeholder buffer is left behind on purpose (the kernel may still point at it).
     }
 
-    /// Resolves a `--send` (wanted: an input port) or `--return` (an output port) request: an
-    /// exact name, or a pattern (`*`, `?`, `[`) whose first match in libjack's order is taken.
-    /// A missing port or one that points the wrong way is a usage error with a one-line reason.
+    /// Resolves a `--send` (wanted: an input port) or `--return` (an output port) request through
+    /// the one resolver (`PortSelection.first`): an exact name, or a pattern (`*`, `?`, `[`) whose
+    /// first match in libjack's order is taken. A missing port or one that points the wrong way
+    /// is a usage error with a one-line reason.
+    public static func resolvePort(_ request: String, option: String, wanted: PortDirection,
+                                   in catalog: PortSelection.Catalog) throws(LatencyError) -> String {
+        do {
+            return try PortSelection.first(request, wanted: wanted, in: catalog)
+        } catch {
+            switch error {
+            case .wrongDirection(let wrong):
+                let kind = wanted == .input ? "an input port (a destination such as system:playback_1)"
+                                            : "an output port (a source such as system:capture_1)"
+                throw .badPort("\(option) needs \(kind); '\(wrong)' is an \(wanted == .input ? "output" : "input") port")
+            case .none(let candidates):
+                let list = candidates.isEmpty ? "(none)" : candidates.joined(separator: ", ")
+                throw .badPort("\(option): no JACK port named '\(request)'; \(wanted == .input ? "input" : "output") ports: \(list)")
+            }
+        }
+    }
+
+    /// `resolvePort(_:option:wanted:in:)` over two lists of port names.
     public static func resolvePort(_ request: String, option: String, wanted: PortDirection,
                                    inputPorts: [String], outputPorts: [String]) throws(LatencyError) -> String {
-        let candidates = wanted == .input ? inputPorts : outputPorts
-        let others = wanted == .input ? outputPorts : inputPorts
-        let kind = wanted == .input ? "an input port (a destination such as system:playback_1)" : "an output port (a source such as system:capture_1)"
-        func matches(_ names: [String]) -> [String] {
-            PortSelection.isPattern(request) ? names.filter { fnmatch(request, $0, 0) == 0 } : names.filter { $0 == request }
-        }
-        if let found = matches(candidates).first { return found }
-        if let wrong = matches(others).first {
-            throw .badPort("\(option) needs \(kind); '\(wrong)' is an \(wanted == .input ? "output" : "input") port")
-        }
-        let list = candidates.isEmpty ? "(none)" : candidates.joined(separator: ", ")
-        throw .badPort("\(option): no JACK port named '\(request)'; \(wanted == .input ? "input" : "output") ports: \(list)")
+        try resolvePort(request, option: option, wanted: wanted, in: PortSelection.Catalog(inputs: inputPorts, outputs: outputPorts))
     }
 
     /// Activates the client, makes the connections and arms the measurement. Main thread.
     public func start() throws(LatencyError) {
-        isStarted = true
         startUsecs = JackClock.now()
         do {
-            try client.activate()
+            try core.activate()
             var wanted: [(String, String)] = []
             if configuration.softwareLoop { wanted.append((outputPort.fullName, inputPort.fullName)) }
             if let sendTarget { wanted.append((outputPort.fullName, sendTarget)) }
@@ -307,15 +293,15 @@ public final class LatencySession {
     /// so that the returned onset is the round trip (not the moment of connecting).
     private func armEmissionWhenConnected() {
         guard isStarted, !emissionIsArmed, estimator != nil, !serverIsGone,
-              !counters.pointee.stopRequested.load(ordering: .relaxed) else { return }
+              !core.memory.state.pointee.stopRequested.load(ordering: .relaxed) else { return }
         if !client.connections(of: outputPort).isEmpty && !client.connections(of: inputPort).isEmpty { armEmission() }
     }
 
     public var framesRun: UInt64 { counters.pointee.framesRun.load(ordering: .acquiring) }
     public var secondsRun: Double { Double(framesRun) / Double(sampleRate) }
     public var isComplete: Bool { secondsRun >= configuration.durationSeconds }
-    public var serverIsGone: Bool { counters.pointee.serverIsGone.load(ordering: .acquiring) }
-    public var periodFrames: Int { Int(counters.pointee.periodFrames.load(ordering: .relaxed)) }
+    public var serverIsGone: Bool { core.memory.serverIsGone }
+    public var periodFrames: Int { core.memory.periodFrames }
     /// The estimator's view right now (nil without a round trip).
     public var roundTripState: DelayEstimator.State? { estimator?.state }
     /// The latest estimate, if any.
@@ -325,9 +311,7 @@ public final class LatencySession {
     /// the estimator); samples the server's load. Main thread, every few tens of ms.
     public func poll() {
         callbackStatistics.drain()
-        let xruns = xrunRing.consumer.readableSlices()
-        xrunTimesUsecs += Array(xruns.first) + Array(xruns.second)
-        xrunRing.consumer.commitRead(count: xruns.count)
+        xrunTimesUsecs += core.memory.drainXrunTimes()
         if isStarted && !serverIsGone {
             let load = Double(client.cpuLoad)
             loadSum += load
@@ -393,8 +377,7 @@ public final class LatencySession {
     public func stop() -> LatencySummary {
         if let summary { return summary }
         let serverLost = serverIsGone
-        counters.pointee.stopRequested.store(true, ordering: .releasing)
-        if isStarted && !serverLost && !waitForRealtimeStop(timeout: 1.0) { client.deactivate() }
+        core.stop()
         poll()
         var roundTrip: RoundTripResult?
         if let estimator {
@@ -436,14 +419,14 @@ public final class LatencySession {
         let first = counters.pointee.firstCycleUsecs.load(ordering: .relaxed)
         let origin = first > 0 ? first : startUsecs
         func seconds(_ usecs: UInt64) -> Double { usecs >= origin ? Double(usecs - origin) / 1e6 : -Double(origin - usecs) / 1e6 }
-        let timing = callbackStatistics.summary(cyclesMissed: counters.pointee.timingsMissed.load(ordering: .relaxed))
+        let timing = core.memory.timingSummary()
         var final = LatencySummary(
             serverName: client.serverName, clientName: configuration.clientName, sampleRate: sampleRate,
             periodFrames: timing.periodFrames > 0 ? timing.periodFrames : periodFrames,
             seconds: secondsRun, callbackTiming: timing,
             lateness: callbackStatistics.lateness, execution: callbackStatistics.execution,
             serverLoadMean: loadSamples > 0 ? loadSum / Double(loadSamples) : 0, serverLoadMax: loadMax,
-            xruns: counters.pointee.xruns.load(ordering: .relaxed), xrunTimes: xrunTimesUsecs.map(seconds),
+            xruns: core.memory.xruns, xrunTimes: xrunTimesUsecs.map(seconds),
             lateCycleTimes: callbackStatistics.overrunCycleStarts.map(seconds),
             roundTrip: roundTrip, serverWasLost: serverLost || serverIsGone)
         final.lateCycleCount = callbackStatistics.overrunCount
@@ -453,11 +436,6 @@ public final class LatencySession {
 
     /// Deactivates and closes the JACK client (after `stop()`). Main thread.
     public func close() {
-        if !serverIsGone { client.deactivate() }
-        client.close()
-    }
-
-    private func waitForRealtimeStop(timeout: Double) -> Bool {
-        waitPolling(timeout: timeout, until: { counters.pointee.hasStopped.load(ordering: .acquiring) }, givingUpIf: { serverIsGone })
+        core.close()
     }
 }

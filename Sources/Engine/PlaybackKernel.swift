@@ -1,8 +1,13 @@
+// The playback kernel: the reader's ring to the two outputs, with gains and meters, for one
+// process cycle, and its own counters. Compiler-checked (`@_noLocks @_noAllocation`); its JACK
+// glue is PlaybackCallbacks.swift. Realtime thread only, once the client is active.
+
 import DSP
 import Realtime
 import Synchronization
 
-/// What the playback callback tells the other threads.
+/// What the playback kernel tells the other threads, beyond what every session shares
+/// (`SessionState`). The realtime, reader and main threads, as each field says.
 public struct PlaybackCounters: ~Copyable {
     /// Frames sent to the outputs (silence for underruns and pauses not counted).
     public let framesPlayed = Atomic<UInt64>(0)
@@ -18,14 +23,14 @@ public struct PlaybackCounters: ~Copyable {
     /// Set by the main thread once the outputs are connected: playback starts on the cycle after
     /// the one that first sees it, so no frame is played into a port not yet connected.
     public let isArmed = Atomic<Bool>(false)
-    public let xruns = Atomic<UInt64>(0)
-    public let serverIsGone = Atomic<Bool>(false)
     public init() {}
 }
 
 /// The playback callback's state: plain values and pointers into memory prepared before
 /// activation. Realtime thread only, once active.
 struct PlaybackKernel {
+    /// The session core's part (first: the glue reads its clock fields first thing).
+    let link: SessionLink
     /// The two output ports (libjack handles); read only by the C glue.
     let ports: UnsafeMutablePointer<OpaquePointer>
     /// This cycle's two output buffers, set by the glue.
@@ -47,7 +52,9 @@ struct PlaybackKernel {
         let left = outputs[0]
         let right = outputs[1]
         var written = 0
-        if !isPlaying {
+        if link.beginCycle(frameCount: frameCount) {
+            // Asked to stop: silence, keeping the place.
+        } else if !isPlaying {
             // The cycle that first sees the flag may have started before the connections were
             // made: play from the next one.
             if counters.pointee.isArmed.load(ordering: .relaxed) { isPlaying = true }

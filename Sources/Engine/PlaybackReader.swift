@@ -1,3 +1,6 @@
+// The reader thread of a playback session: the file (converted, looped) into the playback
+// ring. Made on the main thread; runs on its own thread until `stop()` (main thread).
+
 import DSP
 import Platform
 import Realtime

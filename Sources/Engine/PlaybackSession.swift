@@ -1,3 +1,6 @@
+// A playback session (`micmon play`): the session core with the playback kernel plugged in, the
+// reader thread, and the route check. Its configuration and errors. Main thread only.
+
 import DSP
 import Glibc
 import Jack
@@ -49,7 +52,7 @@ public enum RouteEvent: Equatable, Sendable {
 /// A running playback: JACK client with `out_1`, `out_2`, the reader thread and the realtime
 /// kernel. Create, `start()`, poll from the main thread, `stop()`. Main thread only.
 public final class PlaybackSession {
-    public let client: JackClient
+    public var client: JackClient { core.client }
     public let sampleRate: Int
     public let fileSampleRate: Int
     public let fileChannelCount: Int
@@ -62,16 +65,12 @@ public final class PlaybackSession {
     public let plays: Int?
     public private(set) var isStopped = false
     private let configuration: PlaybackConfiguration
+    private let core: JackSession<PlaybackKernel>
     private let ports: [JackPort]
-    private let kernel: UnsafeMutablePointer<PlaybackKernel>
     private let counters: UnsafeMutablePointer<PlaybackCounters>
-    private let portHandles: UnsafeMutablePointer<OpaquePointer>
-    private let outputBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    private let meters: UnsafeMutablePointer<ChannelMeter>
     private let mailbox = LatestValueMailbox(count: 2, initial: ChannelMeter())
     private let ring: SPSCRing<Float>
     private let reader: PlaybackReader
-    private let placeholder: UnsafeMutablePointer<Float>
 
     /// Opens the file, connects to the server, registers the outputs, resolves the destinations
     /// and prepares all realtime memory. Nothing plays until `start()`.
@@ -85,72 +84,51 @@ public final class PlaybackSession {
         fileSampleRate = file.sampleRate
         fileChannelCount = file.channelCount
         fileFrameCount = file.frameCount
-        do { client = try JackClient(name: configuration.clientName, serverName: configuration.serverName) } catch { throw .jack(error) }
-        sampleRate = client.sampleRate
+        do {
+            core = try JackSession(clientName: configuration.clientName, serverName: configuration.serverName)
+        } catch {
+            throw .jack(error)
+        }
+        sampleRate = core.sampleRate
 
         var chosen: [String]
-        if configuration.destinations.isEmpty {
-            chosen = Array(client.portNames(direction: .input, physicalOnly: true).prefix(2))
-        } else {
-            do {
-                chosen = try PortSelection.resolve(configuration.destinations, among: client.portNames(direction: .input), kind: "input")
-            } catch {
-                throw .unknownPort(error)
-            }
+        do {
+            chosen = try PortSelection.choose(configuration.destinations, direction: .input, defaultCount: 2,
+                                              in: core.portCatalog())
+        } catch {
+            throw .unknownPort(error)
         }
         if chosen.count == 1 { chosen.append(chosen[0]) }  // one destination hears out_1 only
         destinations = Array(chosen.prefix(2))
 
-        var registered: [JackPort] = []
-        for index in 1 ... 2 {
-            do { registered.append(try client.registerPort(name: "out_\(index)", direction: .output)) } catch { throw .jack(error) }
-        }
-        ports = registered
+        do { ports = try core.registerPorts("out", count: 2, direction: .output) } catch { throw .jack(error) }
         gains = PanLaw(volume: configuration.volume, pan: configuration.pan, sourceChannels: min(file.channelCount, 2))
-        let ratio = Double(client.sampleRate) / Double(file.sampleRate) / configuration.rate
+        let ratio = Double(sampleRate) / Double(file.sampleRate) / configuration.rate
         framesPerPass = Double(file.frameCount) * ratio
         plays = configuration.loops < 0 ? nil : configuration.loops + 1
 
-        counters = .allocate(capacity: 1)
-        counters.initialize(to: PlaybackCounters())
-        portHandles = .allocate(capacity: 2)
-        portHandles.initialize(from: registered.map(\.handle), count: 2)
-        placeholder = .allocate(capacity: 1)
-        outputBuffers = .allocate(capacity: 2)
-        outputBuffers.initialize(repeating: placeholder, count: 2)
-        meters = .allocate(capacity: 2)
-        meters.initialize(repeating: ChannelMeter(), count: 2)
-        ring = SPSCRing<Float>(capacity: max(Int(configuration.ringSeconds * Double(client.sampleRate)), 16384) * 2)
+        let memory = core.memory
+        counters = memory.make(PlaybackCounters())
+        let placeholder = memory.make(repeating: Float(0), count: 1)
+        ring = SPSCRing<Float>(capacity: max(Int(configuration.ringSeconds * Double(sampleRate)), 16384) * 2)
+        memory.keep(ring)
+        memory.keep(mailbox)
         do {
             reader = try PlaybackReader(file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
         } catch {
             throw .conversion("\(error)")
         }
-        kernel = .allocate(capacity: 1)
-        kernel.initialize(to: PlaybackKernel(
-            ports: portHandles, outputs: outputBuffers, frames: ring.consumer, gains: gains, meters: meters,
-            meterCoefficients: MeterCoefficients(sampleRate: Double(client.sampleRate)), meterMailbox: mailbox.writer,
-            counters: counters))
-        let context = UnsafeMutableRawPointer(kernel)
-        do {
-            try client.setProcessCallback(playbackProcess, context: context)
-            try client.setXrunCallback(playbackXrun, context: context)
-        } catch {
-            throw .jack(error)
-        }
-        client.setShutdownCallback(playbackShutdown, context: context)
+        let kernel = PlaybackKernel(
+            link: core.link, ports: memory.make(copying: ports.map(\.handle)),
+            outputs: memory.make(repeating: placeholder, count: 2), frames: ring.consumer, gains: gains,
+            meters: memory.make(repeating: ChannelMeter(), count: 2),
+            meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)), meterMailbox: mailbox.writer,
+            counters: counters)
+        do { try core.install(kernel, process: playbackProcess) } catch { throw .jack(error) }
     }
 
     deinit {
         stop()
-        kernel.deinitialize(count: 1)
-        kernel.deallocate()
-        outputBuffers.deallocate()
-        placeholder.deallocate()
-        portHandles.deallocate()
-        meters.deallocate()
-        counters.deinitialize(count: 1)
-        counters.deallocate()
     }
 
     /// Starts the reader, lets it fill the ring, activates and connects. Main thread.
@@ -164,7 +142,7 @@ public final class PlaybackSession {
             waited += 1
         }
         do {
-            try client.activate()
+            try core.activate()
             try connect()
         } catch {
             throw .jack(error)
@@ -190,14 +168,20 @@ public final class PlaybackSession {
     }
     public var isFinished: Bool { counters.pointee.isFinished.load(ordering: .acquiring) }
     public var isPaused: Bool { counters.pointee.isPaused.load(ordering: .relaxed) }
-    public var xruns: UInt64 { counters.pointee.xruns.load(ordering: .relaxed) }
-    public var serverIsGone: Bool { counters.pointee.serverIsGone.load(ordering: .acquiring) }
+    public var xruns: UInt64 { core.memory.xruns }
+    public var serverIsGone: Bool { core.memory.serverIsGone }
+    /// Lateness and execution time of the process callback so far. Main thread.
+    public var callbackTiming: CallbackTimingSummary {
+        core.memory.callbackStatistics.drain()
+        return core.memory.timingSummary()
+    }
     public var readerFailure: String? { reader.hasFailed.load(ordering: .acquiring) ? reader.failure : nil }
 
     /// Looks at the destinations: when one disappears, pauses (the callback plays silence and
     /// keeps its place); when all are back, reconnects and resumes. Returns what changed.
     /// Main thread, a few times a second.
     public func checkRoute() -> RouteEvent? {
+        core.memory.callbackStatistics.drain()
         guard !destinations.isEmpty, !serverIsGone else { return nil }
         let missing = destinations.filter { !client.portExists($0) }
         if !missing.isEmpty && !isPaused {
@@ -212,12 +196,13 @@ public final class PlaybackSession {
         return nil
     }
 
-    /// Stops the reader and the client. Safe to call twice. Main thread.
+    /// Stops the kernel (it plays silence from the next cycle), the reader and the client.
+    /// Safe to call twice. Main thread.
     public func stop() {
         guard !isStopped else { return }
         isStopped = true
-        if !serverIsGone { client.deactivate() }
+        core.stop()
         reader.stop()
-        client.close()
+        core.close()
     }
 }

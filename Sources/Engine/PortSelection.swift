@@ -1,9 +1,34 @@
+// The one port resolver: turns the user's port requests (exact names or shell-style patterns)
+// into JACK port names, for capture sources, monitor and playback destinations and the latency
+// send and return, and picks the default physical ports when nothing was asked for. Pure
+// functions of a `Catalog` of the server's ports (tested without a server). Main thread.
+
 import Glibc
 import Jack
 
-/// Turns the user's `-p` requests (exact names or shell-style patterns) into JACK source ports.
+/// Turns port requests into JACK port names.
 public enum PortSelection {
-    /// A request matched no output port. `available` lists the output ports there are.
+    /// The server's ports as the resolver sees them, in libjack's order.
+    public struct Catalog: Sendable {
+        public var inputs: [String]
+        public var outputs: [String]
+        public var physicalInputs: [String]
+        public var physicalOutputs: [String]
+        public init(inputs: [String], outputs: [String], physicalInputs: [String] = [],
+                    physicalOutputs: [String] = []) {
+            self.inputs = inputs
+            self.outputs = outputs
+            self.physicalInputs = physicalInputs
+            self.physicalOutputs = physicalOutputs
+        }
+
+        func ports(_ direction: PortDirection) -> [String] { direction == .input ? inputs : outputs }
+        func physicalPorts(_ direction: PortDirection) -> [String] {
+            direction == .input ? physicalInputs : physicalOutputs
+        }
+    }
+
+    /// A request matched no port. `available` lists the ports of that kind there are.
     public struct NoMatch: Error, Sendable, CustomStringConvertible {
         public let request: String
         public let available: [String]
@@ -15,9 +40,39 @@ public enum PortSelection {
         }
     }
 
+    /// Why a request for one port failed: nothing matched, or only a port pointing the other way.
+    public enum Mismatch: Error, Sendable {
+        case none(available: [String])
+        case wrongDirection(found: String)
+    }
+
     /// Whether `request` is a pattern (`*`, `?`, `[`) rather than an exact name.
     public static func isPattern(_ request: String) -> Bool {
         request.contains { $0 == "*" || $0 == "?" || $0 == "[" }
+    }
+
+    /// The ports `request` names among `ports`, in their order: every match of a pattern, or
+    /// the one port of that exact name.
+    public static func matches(_ request: String, among ports: [String]) -> [String] {
+        isPattern(request) ? ports.filter { fnmatch(request, $0, 0) == 0 } : ports.filter { $0 == request }
+    }
+
+    /// What a session connects to on one side: the ports `requests` name, in order, among the
+    /// catalog's ports of `direction` (sources are outputs, destinations inputs); with no
+    /// requests, the first `defaultCount` physical ports of that direction (maybe fewer).
+    public static func choose(_ requests: [String], direction: PortDirection, defaultCount: Int,
+                              in catalog: Catalog) throws(NoMatch) -> [String] {
+        if requests.isEmpty { return Array(catalog.physicalPorts(direction).prefix(defaultCount)) }
+        return try resolve(requests, among: catalog.ports(direction), kind: direction == .input ? "input" : "output")
+    }
+
+    /// One port for `request`: the first match among the catalog's ports of `wanted`. A request
+    /// that matches only ports of the other direction says so.
+    public static func first(_ request: String, wanted: PortDirection, in catalog: Catalog) throws(Mismatch) -> String {
+        if let found = matches(request, among: catalog.ports(wanted)).first { return found }
+        let other: PortDirection = wanted == .input ? .output : .input
+        if let wrong = matches(request, among: catalog.ports(other)).first { throw .wrongDirection(found: wrong) }
+        throw .none(available: catalog.ports(wanted))
     }
 
     /// Resolves requests in order against `outputPorts` (the server's output ports, in libjack's
@@ -28,17 +83,11 @@ public enum PortSelection {
 
     /// The same for any list of ports; `kind` names them in the error ("input", "output").
     public static func resolve(_ requests: [String], among ports: [String], kind: String) throws(NoMatch) -> [String] {
-        let outputPorts = ports
         var chosen: [String] = []
         for request in requests {
-            let matches: [String]
-            if isPattern(request) {
-                matches = outputPorts.filter { fnmatch(request, $0, 0) == 0 }
-            } else {
-                matches = outputPorts.contains(request) ? [request] : []
-            }
-            if matches.isEmpty { throw NoMatch(request: request, available: outputPorts, kind: kind) }
-            for name in matches where !chosen.contains(name) { chosen.append(name) }
+            let found = matches(request, among: ports)
+            if found.isEmpty { throw NoMatch(request: request, available: ports, kind: kind) }
+            for name in found where !chosen.contains(name) { chosen.append(name) }
         }
         return chosen
     }

@@ -1,3 +1,6 @@
+// Where each capture input's signal comes from, kept connected: the main thread's side of the
+// route-change notes JACK's notification thread queues (SessionCallbacks.swift). Main thread.
+
 import Jack
 import Realtime
 
@@ -31,11 +34,10 @@ public struct RouteChange: Equatable, Sendable {
 
 /// Keeps each input connected to the source it asked for. JACK's notification thread only
 /// queues "something changed" (the time) on a lock-free ring; the main thread looks at the
-/// connections, reconnects a source that came back, and reports what changed. Main thread,
-/// except for the ring's producer side (see the callbacks).
+/// connections, reconnects a source that came back, and reports what changed. Main thread.
 final class RouteWatch {
-    /// Change times (JACK µs) from the notification thread.
-    let changes = SPSCRing<UInt64>(capacity: 1024)
+    /// Change times (JACK µs) from the notification thread (the session's route-change ring).
+    private let changes: SPSCRing<UInt64>.Consumer
     private let client: JackClient
     private let ports: [JackPort]
     private let sources: [String]
@@ -44,7 +46,8 @@ final class RouteWatch {
     private var lastCheck: UInt64 = 0
     private(set) var isConnected: [Bool]
 
-    init(client: JackClient, ports: [JackPort], sources: [String]) {
+    init(client: JackClient, ports: [JackPort], sources: [String], changes: SPSCRing<UInt64>.Consumer) {
+        self.changes = changes
         self.client = client
         self.ports = ports
         self.sources = sources
@@ -56,8 +59,8 @@ final class RouteWatch {
     /// Looks again when JACK reported a change, or once a second (servers such as PipeWire's
     /// may not report every change). Main thread.
     func poll(takeSeconds: Double) -> [RouteChange] {
-        let queued = changes.consumer.readableSlices()
-        changes.consumer.commitRead(count: queued.count)
+        let queued = changes.readableSlices()
+        changes.commitRead(count: queued.count)
         let now = JackClock.now()
         guard queued.count > 0 || now &- lastCheck > 1_000_000 else { return [] }
         lastCheck = now

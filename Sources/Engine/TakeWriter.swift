@@ -1,3 +1,6 @@
+// The writer thread of a capture session: the capture ring and the drop log into the sound
+// file. Made on the main thread; runs on its own thread until `finish()` (main thread).
+
 import Platform
 import Realtime
 import SoundFile
@@ -12,10 +15,9 @@ import Synchronization
 /// (and at the end), not after every write. With the defaults that is once per wake, twice a
 /// second: a `kill -9` leaves a file that opens and holds everything but about the last 0.5 s.
 ///
-/// Twice a second, not five times: each wake runs the kernel's write path, libsndfile and the
-/// header update on cold caches, and at 200 ms the writer cost twice what it does at 1 s for the
-/// same bytes (8.7 against 4.0 ms of CPU per 11 s take, 32 frames, measured side by side). The
-/// 4 s ring leaves 3.5 s for a stalled disk.
+/// Twice a second, not more often: each wake runs the kernel's write path, libsndfile and the
+/// header update on cold caches, so fewer wakes cost less CPU for the same bytes. The 4 s ring
+/// leaves 3.5 s for a stalled disk.
 final class TakeWriter: @unchecked Sendable {
     private let file: SoundFileWriter
     private let samples: SPSCRing<Float>.Consumer

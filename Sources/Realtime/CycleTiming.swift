@@ -1,15 +1,20 @@
-/// One process cycle as the realtime glue saw it, in JACK microseconds. Every session's kernel
-/// (capture, latency) queues one per cycle through `CycleTimingRecorder`; the statistics fold
-/// them on a normal thread. It lives here, below `Engine`, so that the kernels' compiler-checked
-/// code can call it in every build (debug builds check `@_noLocks` file by file, and only see
-/// other files' code through a lower module's inlinable bodies).
+// One processing cycle's timing, and its realtime-safe recorder. Any audio driver's cycle: the
+// clock is whatever microsecond clock the caller reads. The recorder runs on the realtime
+// thread (a ring's producer); the timings are folded on another thread.
+
+/// One processing cycle as its caller saw it, in microseconds of the caller's clock. A kernel
+/// queues one per cycle through `CycleTimingRecorder`; the statistics fold them on a normal
+/// thread. It lives here, below the kernels' module, so that their compiler-checked code can
+/// call it in every build (debug builds check `@_noLocks` file by file, and only see other
+/// files' code through a lower module's inlinable bodies).
 @frozen public struct CycleTiming: BitwiseCopyable, Sendable {
-    /// When the cycle started (`jack_get_cycle_times`).
+    /// When the cycle started, as the audio server reports it (0: it cannot tell).
     public var cycleStartUsecs: UInt64
-    /// How late the callback woke, after the cycle start.
+    /// How late the cycle's code began, after the cycle start.
     public var latenessUsecs: Float
-    /// How long the callback ran.
+    /// How long the cycle's code ran.
     public var executionUsecs: Float
+    /// The cycle's length, in frames and in microseconds.
     public var periodFrames: UInt32
     public var periodUsecs: Float
 
@@ -23,8 +28,9 @@
     }
 }
 
-/// The realtime end of the callback statistics, shared by every session's kernel: turns the
-/// glue's clock readings into a `CycleTiming` and queues it. Realtime thread (the ring's producer).
+/// The realtime end of the cycle statistics, shared by every kernel: turns the clock readings at
+/// a cycle's entry and exit into a `CycleTiming` and queues it. Realtime thread (the ring's
+/// producer).
 @frozen public struct CycleTimingRecorder {
     public let timings: SPSCRing<CycleTiming>.Producer
 

@@ -1,4 +1,5 @@
 import DSP
+import Engine
 import Jack
 import Platform
 import SoundFile
@@ -64,38 +65,14 @@ enum DenoiseCommand {
         return outcome
     }
 
-    /// The processing loop: IN through the suppressor into OUT, `blockFrames` at a time, until IN
-    /// ends or a write fails. Returns the frames read and the write error, if any.
+    /// IN through the capture kernel and its suppressor into OUT (Engine's offline driver),
+    /// `blockFrames` at a time, until IN ends or a write fails. Returns the frames read and the
+    /// write error, if any.
     static func process(
         reader: SoundFileReader, writer: SoundFileWriter, suppressor: NoiseSuppressor,
         blockFrames block: Int
     ) -> (framesRead: Int64, writeError: SoundFileError?) {
-        // The realtime threads run with denormals flushed; so does this one, for the same output.
-        ThreadEnvironment.enableFlushToZero()
-        var interleaved = [Float](repeating: 0, count: block * 2)
-        var primary = [Float](repeating: 0, count: block)
-        var reference = [Float](repeating: 0, count: block)
-        var clean = [Float](repeating: 0, count: block)
-        var framesRead: Int64 = 0
-        while true {
-            let frames = interleaved.withUnsafeMutableBufferPointer { reader.read(into: $0) }
-            if frames <= 0 { break }
-            for i in 0 ..< frames {
-                primary[i] = interleaved[2 * i]
-                reference[i] = interleaved[2 * i + 1]
-            }
-            suppressor.process(primary: primary, reference: reference, clean: &clean, frameCount: frames)
-            let writeError = clean.withUnsafeBufferPointer { buffer -> SoundFileError? in
-                do throws(SoundFileError) {
-                    try writer.write(interleaved: UnsafeBufferPointer(rebasing: buffer[0 ..< frames]))
-                } catch {
-                    return error
-                }
-                return nil
-            }
-            if let writeError { return (framesRead, writeError) }
-            framesRead += Int64(frames)
-        }
-        return (framesRead, nil)
+        let result = OfflineDenoise.run(reader: reader, writer: writer, blockFrames: block, suppressor: suppressor)
+        return (result.framesRead, result.writeError)
     }
 }

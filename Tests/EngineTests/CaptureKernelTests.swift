@@ -21,7 +21,9 @@ final class CaptureKernelTests {
     let samples = SPSCRing<Float>(capacity: 256 * 2)   // 4 periods
     let drops = SPSCRing<DropEvent>(capacity: 8)
     let serverGaps = SPSCRing<DropEvent>(capacity: 2)
-    let timings = SPSCRing<CycleTiming>(capacity: 4)
+    /// The session core's memory (a timing ring of 4), as a session would make it.
+    let memory = SessionMemory(sampleRate: 48000, timingCapacity: 4)
+    var state: UnsafeMutablePointer<SessionState> { memory.state }
     var kernel: CaptureKernel
     var sourceFrame = 0
 
@@ -30,19 +32,19 @@ final class CaptureKernelTests {
         meters.initialize(repeating: ChannelMeter(), count: 2)
         inputs.initialize(repeating: UnsafePointer(left), count: 2)
         kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-                                 drops: drops, serverGaps: serverGaps, counters: counters, timings: timings, frameLimit: .max)
+                                 drops: drops, serverGaps: serverGaps, counters: counters, memory: memory, frameLimit: .max)
     }
 
     static func makeKernel(ports: UnsafeMutablePointer<OpaquePointer>, inputs: UnsafeMutablePointer<UnsafePointer<Float>>,
                            meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
                            samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, serverGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
                            counters: UnsafeMutablePointer<CaptureCounters>,
-                           timings: SPSCRing<CycleTiming>, frameLimit: UInt64) -> CaptureKernel {
-        var kernel = CaptureKernel(channelCount: 2, ports: ports, inputs: inputs, meters: meters,
+                           memory: SessionMemory, frameLimit: UInt64) -> CaptureKernel {
+        var kernel = CaptureKernel(link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false),
+                                   channelCount: 2, ports: ports, inputs: inputs, meters: meters,
                                    meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
                                    samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer, counters: counters,
-                                   client: OpaquePointer(bitPattern: 0x10)!, timings: timings.producer, frameLimit: frameLimit,
-                                   routeChanges: SPSCRing<UInt64>(capacity: 4).producer, monitor: nil,
+                                   frameLimit: frameLimit, monitor: nil,
                                    meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
         kernel.isTaking = true
         return kernel
@@ -133,16 +135,15 @@ final class CaptureKernelTests {
 
     @Test("a sample-rate change raises the flag that ends the take; the same rate does not")
     func sampleRateChangeEndsTheTake() {
-        withUnsafeMutablePointer(to: &kernel) { pointer in
-            // The JACK notification for the rate the kernel runs at (48 kHz): nothing to do.
-            #expect(captureSampleRate(48000, UnsafeMutableRawPointer(pointer)) == 0)
-            let afterSameRate = counters.pointee.sampleRateChanged.load(ordering: .acquiring)
-            #expect(!afterSameRate)
-            // Another rate: the session sees the flag, stops, and reports it (exit 69).
-            #expect(captureSampleRate(44100, UnsafeMutableRawPointer(pointer)) == 0)
-            let afterNewRate = counters.pointee.sampleRateChanged.load(ordering: .acquiring)
-            #expect(afterNewRate)
-        }
+        let context = UnsafeMutableRawPointer(state)
+        // The JACK notification for the rate the session was prepared for (48 kHz): nothing to do.
+        #expect(sessionSampleRate(48000, context) == 0)
+        let afterSameRate = state.pointee.sampleRateChanged.load(ordering: .acquiring)
+        #expect(!afterSameRate)
+        // Another rate: the session sees the flag, stops, and reports it (exit 69).
+        #expect(sessionSampleRate(44100, context) == 0)
+        let afterNewRate = state.pointee.sampleRateChanged.load(ordering: .acquiring)
+        #expect(afterNewRate)
     }
 
     @Test("a drop at the end of the take is written as trailing silence")
@@ -163,7 +164,7 @@ final class CaptureKernelTests {
     @Test("a duration takes exactly that many frames, even mid-period")
     func frameLimitIsExact() {
         kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-                                 drops: drops, counters: counters, timings: timings, frameLimit: 100)
+                                 drops: drops, counters: counters, memory: memory, frameLimit: 100)
         runPeriod()
         let completeEarly = counters.pointee.isComplete.load(ordering: .relaxed)
         #expect(!completeEarly)
@@ -186,19 +187,19 @@ final class CaptureKernelTests {
         #expect(taken() == 0)
         runPeriod()
         #expect(taken() == 64)
-        let cyclesNow = counters.pointee.cycles.load(ordering: .relaxed)
+        let cyclesNow = state.pointee.cycles.load(ordering: .relaxed)
         #expect(cyclesNow == 3)
     }
 
     @Test("cycle timings reach the statistics; a full timing ring counts what it missed")
     func timingsAreRecorded() {
-        let statistics = CallbackStatistics(timings: timings.consumer)
+        let statistics = CallbackStatistics(timings: memory.timingRing.consumer)
         // Cycle started at 1000 µs, callback entered at 1100, left at 1130; period 667 µs.
         for cycle in 0 ..< 6 {
             let start = UInt64(1000 + 667 * cycle)
-            kernel.recordTiming(cycleStart: start, periodUsecs: 666.7, entered: start + 100, left: start + 130, frames: 32)
+            kernel.link.recordTiming(cycleStart: start, periodUsecs: 666.7, entered: start + 100, left: start + 130, frames: 32)
         }
-        let missed = counters.pointee.timingsMissed.load(ordering: .relaxed)
+        let missed = state.pointee.timingsMissed.load(ordering: .relaxed)
         #expect(missed == 2)                           // the ring holds 4
         statistics.drain()
         let summary = statistics.summary(cyclesMissed: missed)
@@ -208,16 +209,16 @@ final class CaptureKernelTests {
         #expect(summary.periodFrames == 32)
         #expect(abs(summary.dspLoadPercent - 30 / 666.7 * 100) < 1e-3)
         // A server that cannot tell the cycle start gives lateness 0, not a wrapped number.
-        kernel.recordTiming(cycleStart: 0, periodUsecs: 0, entered: 5000, left: 5010, frames: 32)
+        kernel.link.recordTiming(cycleStart: 0, periodUsecs: 0, entered: 5000, left: 5010, frames: 32)
         statistics.drain()
         #expect(statistics.lateness.maximum == 100)
     }
 
     @Test("an overrun (late + ran > period) is listed with its cycle start")
     func overrunsAreListed() {
-        let statistics = CallbackStatistics(timings: timings.consumer)
-        kernel.recordTiming(cycleStart: 1000, periodUsecs: 667, entered: 1600, left: 1700, frames: 32)
-        kernel.recordTiming(cycleStart: 2000, periodUsecs: 667, entered: 2010, left: 2020, frames: 32)
+        let statistics = CallbackStatistics(timings: memory.timingRing.consumer)
+        kernel.link.recordTiming(cycleStart: 1000, periodUsecs: 667, entered: 1600, left: 1700, frames: 32)
+        kernel.link.recordTiming(cycleStart: 2000, periodUsecs: 667, entered: 2010, left: 2020, frames: 32)
         statistics.drain()
         #expect(statistics.overrunCycleStarts == [1000])
     }

@@ -12,8 +12,9 @@ final class LatencyKernelTests {
     let table: UnsafeMutablePointer<Float>
     let returns = SPSCRing<Float>(capacity: 4096)
     let gaps = SPSCRing<DropEvent>(capacity: 4)
-    let timings = SPSCRing<CycleTiming>(capacity: 8)
-    let xrunTimes = SPSCRing<UInt64>(capacity: 4)
+    /// The session core's memory (a timing ring of 8), as a session would make it.
+    let memory = SessionMemory(sampleRate: 48000, timingCapacity: 8)
+    var state: UnsafeMutablePointer<SessionState> { memory.state }
     let counters: UnsafeMutablePointer<LatencyCounters>
     let buffer: UnsafeMutablePointer<Float>
     var kernel: LatencyKernel
@@ -27,8 +28,8 @@ final class LatencyKernelTests {
         buffer.initialize(repeating: 0, count: 1024)
         let handle = OpaquePointer(bitPattern: 0x10)!
         kernel = LatencyKernel(output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
-                               measures: true, returns: returns, gaps: gaps, counters: counters, handle: handle,
-                               timings: timings, xrunTimes: xrunTimes)
+                               measures: true, returns: returns, gaps: gaps, counters: counters,
+                               link: memory.link(client: handle, readsSystemClock: false))
     }
 
     deinit {
@@ -73,7 +74,7 @@ final class LatencyKernelTests {
         #expect((0 ..< 256).allSatisfy { buffer[$0] == signal.samples[$0] })
         #expect(counters.pointee.firstCycleUsecs.load(ordering: .relaxed) == 7000)
         #expect(counters.pointee.framesRun.load(ordering: .relaxed) == 256)
-        #expect(counters.pointee.cycles.load(ordering: .relaxed) == 3)
+        #expect(state.pointee.cycles.load(ordering: .relaxed) == 3)
     }
 
     @Test("on a shared buffer the return is read before the output is written: one period of delay")
@@ -138,10 +139,10 @@ final class LatencyKernelTests {
         arm()
         cycle()
         cycle()
-        counters.pointee.stopRequested.store(true, ordering: .releasing)
+        state.pointee.stopRequested.store(true, ordering: .releasing)
         cycle()
         #expect((0 ..< 256).allSatisfy { buffer[$0] == 0 })
-        let stopped = counters.pointee.hasStopped.load(ordering: .acquiring)
+        let stopped = state.pointee.hasStopped.load(ordering: .acquiring)
         #expect(stopped)
         #expect(counters.pointee.framesRun.load(ordering: .relaxed) == 256)
     }
@@ -150,7 +151,7 @@ final class LatencyKernelTests {
     func timingOnly() {
         kernel = LatencyKernel(output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
                                measures: false, returns: returns, gaps: gaps, counters: counters,
-                               handle: OpaquePointer(bitPattern: 0x10)!, timings: timings, xrunTimes: xrunTimes)
+                               link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false))
         counters.pointee.isArmed.store(true, ordering: .releasing)
         buffer.update(repeating: 0.5, count: 256)
         cycle()
@@ -165,10 +166,10 @@ final class LatencyKernelTests {
     func timingsAreRecorded() {
         for cycle in 0 ..< 10 {
             let start = UInt64(1000 + 1000 * cycle)
-            kernel.recordTiming(cycleStart: start, periodUsecs: 5333, entered: start + 40, left: start + 60, frames: 256)
+            kernel.link.recordTiming(cycleStart: start, periodUsecs: 5333, entered: start + 40, left: start + 60, frames: 256)
         }
-        #expect(counters.pointee.timingsMissed.load(ordering: .relaxed) == 2)
-        let statistics = CallbackStatistics(timings: timings.consumer)
+        #expect(state.pointee.timingsMissed.load(ordering: .relaxed) == 2)
+        let statistics = CallbackStatistics(timings: memory.timingRing.consumer)
         statistics.drain()
         let summary = statistics.summary(cyclesMissed: 2)
         #expect(summary.cycles == 8)
@@ -210,9 +211,9 @@ extension LatencyKernel {
     /// A kernel over test memory (the port handles are never dereferenced without the glue).
     init(output: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, table: UnsafeMutablePointer<Float>, period: Int,
          measures: Bool, returns: SPSCRing<Float>, gaps: SPSCRing<DropEvent>, counters: UnsafeMutablePointer<LatencyCounters>,
-         handle: OpaquePointer, timings: SPSCRing<CycleTiming>, xrunTimes: SPSCRing<UInt64>) {
-        self.init(outputPort: handle, inputPort: handle, output: output, input: input, signal: UnsafePointer(table),
-                  signalPeriod: period, measures: measures, returns: returns.producer, gaps: gaps.producer, counters: counters,
-                  client: handle, timings: timings.producer, xrunTimes: xrunTimes.producer)
+         link: SessionLink) {
+        self.init(link: link, outputPort: link.client, inputPort: link.client, output: output, input: input,
+                  signal: UnsafePointer(table), signalPeriod: period, measures: measures, returns: returns.producer,
+                  gaps: gaps.producer, counters: counters)
     }
 }

@@ -29,4 +29,44 @@ struct PortSelectionTests {
             #expect(error.description.contains("system:capture_1, system:capture_2"))
         }
     }
+
+    // The one resolver, as every session uses it: a catalog of the server's ports.
+    let catalog = PortSelection.Catalog(
+        inputs: ["system:playback_1", "system:playback_2", "rec:in_1"],
+        outputs: ["system:capture_1", "system:capture_2", "system:capture_3", "player:out_1"],
+        physicalInputs: ["system:playback_1", "system:playback_2"],
+        physicalOutputs: ["system:capture_1", "system:capture_2", "system:capture_3"])
+
+    @Test func noRequestsMeansTheFirstPhysicalPorts() throws {
+        #expect(try PortSelection.choose([], direction: .output, defaultCount: 2, in: catalog)
+            == ["system:capture_1", "system:capture_2"])
+        #expect(try PortSelection.choose([], direction: .input, defaultCount: 2, in: catalog)
+            == ["system:playback_1", "system:playback_2"])
+        // Fewer physical ports than asked for: what there is (the session warns).
+        #expect(try PortSelection.choose([], direction: .input, defaultCount: 4, in: catalog).count == 2)
+    }
+
+    @Test func requestsResolveAmongThatDirectionOnly() throws {
+        #expect(try PortSelection.choose(["player:*", "system:capture_3"], direction: .output, defaultCount: 2, in: catalog)
+            == ["player:out_1", "system:capture_3"])
+        do {
+            _ = try PortSelection.choose(["rec:in_1"], direction: .output, defaultCount: 2, in: catalog)
+            Issue.record("an input port was taken as a source")
+        } catch {
+            #expect(error.kind == "output")
+            #expect(error.available == catalog.outputs)
+        }
+    }
+
+    @Test func firstTakesTheFirstMatchAndNamesTheWrongDirection() throws {
+        #expect(try PortSelection.first("system:playback_*", wanted: .input, in: catalog) == "system:playback_1")
+        #expect(throws: PortSelection.Mismatch.self) { try PortSelection.first("nosuch", wanted: .input, in: catalog) }
+        do {
+            _ = try PortSelection.first("system:capture_?", wanted: .input, in: catalog)
+            Issue.record("an output port was taken as a destination")
+        } catch {
+            guard case .wrongDirection(let found) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(found == "system:capture_1")
+        }
+    }
 }
