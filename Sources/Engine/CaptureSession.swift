@@ -3,7 +3,6 @@
 // errors and summary types. Main thread only.
 
 import DSP
-import Glibc
 import Platform
 import Jack
 import Realtime
@@ -209,7 +208,7 @@ public final class CaptureSession {
 
         parts = CaptureMemory(plan, memory: core.memory, link: core.link)
         if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
-            let stall = getenv("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double(String(cString: $0)) } ?? 0
+            let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
                                 counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
         } else {
@@ -218,7 +217,7 @@ public final class CaptureSession {
         routeWatch = RouteWatch(client: core.client, ports: ports, sources: sources,
                                 changes: core.memory.routeChangeRing.consumer)
         var kernel = parts.kernel
-        kernel.plantsAllocation = getenv("MICMON_TEST_PLANT_RT_ALLOCATION").map { String(cString: $0) == "1" } ?? false
+        kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
     }
 

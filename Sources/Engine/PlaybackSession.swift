@@ -1,8 +1,8 @@
 // A playback session (`micmon play`): the session core with the playback kernel plugged in, the
 // reader thread, and the route check. Its configuration and errors. Main thread only.
 
+import Platform
 import DSP
-import Glibc
 import Jack
 import Realtime
 import SoundFile
@@ -135,12 +135,11 @@ public final class PlaybackSession {
     public func start() throws(PlaybackError) {
         reader.start()
         // Give the reader a head start so the first cycles do not starve.
-        var waited = 0
-        while ring.consumer.availableToRead() < min(ring.capacity / 2, 8192 * 2) && waited < 200
-              && !reader.hasFailed.load(ordering: .acquiring) && counters.pointee.framesTotal.load(ordering: .acquiring) == .max {
-            usleep(5000)
-            waited += 1
-        }
+        let headStart = min(ring.capacity / 2, 8192 * 2)
+        _ = waitPolling(timeout: 1, interval: 0.005, until: {
+            ring.consumer.availableToRead() >= headStart || reader.hasFailed.load(ordering: .acquiring)
+                || counters.pointee.framesTotal.load(ordering: .acquiring) != .max
+        })
         do {
             try core.activate()
             try connect()

@@ -3,7 +3,7 @@
 // send and return, and picks the default physical ports when nothing was asked for. Pure
 // functions of a `Catalog` of the server's ports (tested without a server). Main thread.
 
-import Glibc
+import Platform
 import Jack
 
 /// Turns port requests into JACK port names.
@@ -47,14 +47,12 @@ public enum PortSelection {
     }
 
     /// Whether `request` is a pattern (`*`, `?`, `[`) rather than an exact name.
-    public static func isPattern(_ request: String) -> Bool {
-        request.contains { $0 == "*" || $0 == "?" || $0 == "[" }
-    }
+    public static func isPattern(_ request: String) -> Bool { ShellPattern.isPattern(request) }
 
     /// The ports `request` names among `ports`, in their order: every match of a pattern, or
     /// the one port of that exact name.
     public static func matches(_ request: String, among ports: [String]) -> [String] {
-        isPattern(request) ? ports.filter { fnmatch(request, $0, 0) == 0 } : ports.filter { $0 == request }
+        isPattern(request) ? ports.filter { ShellPattern.matches(request, $0) } : ports.filter { $0 == request }
     }
 
     /// What a session connects to on one side: the ports `requests` name, in order, among the

@@ -11,8 +11,8 @@ import Realtime
 /// session's memory is.
 struct SessionLink {
     /// Whether the glue reads JACK's clock straight from CLOCK_MONOTONIC_RAW
-    /// (CLOCK_MONOTONIC_RAW, `JackClock.now(fromSystemClock:)`), which the session checked is the server's clock; else through
-    /// `jack_get_time`.
+    /// (`JackClock.now(fromSystemClock:)`), which the session checked is the server's clock; else
+    /// through `jack_get_time`.
     let readsSystemClock: Bool
     /// The client, for the glue's `jack_get_cycle_times`. Never read by the kernel itself, so the
     /// offline driver, which runs no glue, passes a stand-in.
