@@ -5,8 +5,10 @@ import PackageDescription
 // those runtime modules implicitly: the executable then does not load libswift_Concurrency,
 // libdispatch, libBlocksRuntime, libswift_StringProcessing and libswift_RegexParser at start.
 let withoutImplicitRuntimeImports: [SwiftSetting] = [
-    .unsafeFlags(["-Xfrontend", "-disable-implicit-concurrency-module-import",
-                  "-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+    .unsafeFlags([
+        "-Xfrontend", "-disable-implicit-concurrency-module-import",
+        "-Xfrontend", "-disable-implicit-string-processing-module-import",
+    ])
 ]
 
 // The release micmon carries the Swift runtime inside it (-static-stdlib), so the dynamic loader
@@ -35,20 +37,29 @@ let package = Package(
         // Swift modules, lowest first.
         .target(name: "Platform", dependencies: ["CPlatform"], swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "Realtime", swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"], swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "Jack", dependencies: ["CJack", "CJackShims", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(
+            name: "DSP", dependencies: ["Realtime", "CSampleRate", "CFFTW"],
+            swiftSettings: withoutImplicitRuntimeImports),
+        .target(
+            name: "Jack", dependencies: ["CJack", "CJackShims", "Platform"],
+            swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "SoundFile", dependencies: ["CSndFile"], swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(
+            name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform"],
+            swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "TerminalUI", dependencies: ["DSP", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
-        .executableTarget(name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform"],
-                          swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
+        .executableTarget(
+            name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform"],
+            swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
 
         .executableTarget(
             name: "MicmonBench",
             dependencies: ["Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform"],
             path: "Benchmarks/MicmonBench"),
 
-        .executableTarget(name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack", "Platform"], path: "Benchmarks/MicmonSoak"),
+        .executableTarget(
+            name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack", "Platform"],
+            path: "Benchmarks/MicmonSoak"),
 
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
@@ -56,7 +67,9 @@ let package = Package(
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime", "Platform"]),
-        .testTarget(name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP", "Platform"], exclude: ["Snapshots"]),
+        .testTarget(
+            name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP", "Platform"],
+            exclude: ["Snapshots"]),
     ],
     swiftLanguageModes: [.v6]
 )

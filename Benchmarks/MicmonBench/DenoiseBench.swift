@@ -1,5 +1,5 @@
-import Platform
 import DSP
+import Platform
 
 /// Cost of `DSP.NoiseSuppressor` (the `--denoise` path) per period, called as the capture
 /// kernel calls it: once per period with the two inputs, on the demo voice (one second, looped).
@@ -10,7 +10,8 @@ enum DenoiseBench {
 
     static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
         let voice = BenchVoice()
-        let primary = voice.primary, reference = voice.reference
+        let primary = voice.primary
+        let reference = voice.reference
         let clean = UnsafeMutablePointer<Float>.allocate(capacity: periodFrames)
         defer { clean.deallocate() }
         let periods = framesPerRepeat / periodFrames
@@ -24,7 +25,8 @@ enum DenoiseBench {
             let start = MonotonicClock.nanoseconds()
             for _ in 0 ..< periods {
                 let offset = slot * periodFrames
-                kernel.process(primary: primary + offset, reference: reference + offset, clean: clean, frameCount: periodFrames)
+                kernel.process(
+                    primary: primary + offset, reference: reference + offset, clean: clean, frameCount: periodFrames)
                 slot += 1
                 if slot == periodsInSignal { slot = 0 }
             }

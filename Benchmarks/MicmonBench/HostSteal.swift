@@ -1,5 +1,5 @@
-import Platform
 import Engine
+import Platform
 
 /// The share of this VM's processor time the hypervisor gave to others ("steal", the eighth
 /// field of /proc/stat's `cpu` line), between two readings. On a shared VM, takes that ran while

@@ -1,8 +1,8 @@
-import Platform
 import DSP
 import Engine
 import Glibc
 import Jack
+import Platform
 
 /// The private JACK server the process bench runs on: `jackd -n NAME -S -d dummy …`, started
 /// under `setpriv --pdeathsig TERM` (when present) so it stops even if the bench is killed.
@@ -15,14 +15,18 @@ final class BenchServer {
     private let child: Child
     private let logPath: String
 
-    init(name: String, sampleRate: Int, periodFrames: Int, captureChannels: Int, playbackChannels: Int,
-         logPath: String) throws(SpawnError) {
+    init(
+        name: String, sampleRate: Int, periodFrames: Int, captureChannels: Int, playbackChannels: Int,
+        logPath: String
+    ) throws(SpawnError) {
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         self.logPath = logPath
-        arguments = ["jackd", "-n", name, "-S", "-d", "dummy", "-r", String(sampleRate), "-p", String(periodFrames),
-                     "-C", String(captureChannels), "-P", String(playbackChannels)]
+        arguments = [
+            "jackd", "-n", name, "-S", "-d", "dummy", "-r", String(sampleRate), "-p", String(periodFrames),
+            "-C", String(captureChannels), "-P", String(playbackChannels),
+        ]
         let guardPrefix = access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM"] : []
         child = try Child(guardPrefix + arguments, stdout: logPath, stderr: logPath, isServer: true)
 
@@ -41,7 +45,8 @@ final class BenchServer {
         let lines = log.split(separator: "\n").filter { line in !banner.contains { line.hasPrefix($0) } }
         var hint = ""
         if log.contains("Too many servers") {
-            hint = " (libjack's registry holds 8 servers; the slot of a server that was killed stays taken until a "
+            hint =
+                " (libjack's registry holds 8 servers; the slot of a server that was killed stays taken until a "
                 + "server of the same name starts and stops cleanly: `jackd -n NAME -d dummy`, then SIGTERM)"
         }
         let reason = lines.suffix(3).joined(separator: " / ")

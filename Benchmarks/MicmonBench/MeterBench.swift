@@ -1,5 +1,5 @@
-import Platform
 import DSP
+import Platform
 
 /// Cost of metering two channels per period as the capture kernel does it: one
 /// `DSP.ChannelMeter.processStereo` call per period, on a voice-like signal (`DemoVoiceSource`,
@@ -17,7 +17,8 @@ enum MeterBench {
     static func run(periodFrames: Int, framesPerRepeat: Int, repeats: Int) -> Result {
         let coefficients = MeterCoefficients(sampleRate: Double(BenchVoice.sampleRate))
         let voice = BenchVoice()
-        let primary = voice.primary, reference = voice.reference
+        let primary = voice.primary
+        let reference = voice.reference
         let meters = UnsafeMutablePointer<ChannelMeter>.allocate(capacity: 2)
         defer { meters.deallocate() }
 
@@ -30,8 +31,9 @@ enum MeterBench {
             let start = MonotonicClock.nanoseconds()
             for _ in 0 ..< periods {
                 let offset = slot * periodFrames
-                ChannelMeter.processStereo(meters, left: primary + offset, right: reference + offset,
-                                           count: periodFrames, coefficients: coefficients)
+                ChannelMeter.processStereo(
+                    meters, left: primary + offset, right: reference + offset,
+                    count: periodFrames, coefficients: coefficients)
                 slot += 1
                 if slot == periodsInSignal { slot = 0 }
             }
@@ -39,7 +41,8 @@ enum MeterBench {
             result.nanosecondsPerPeriod.append(Double(elapsed) / Double(periods))
             for channel in 0 ..< 2 {
                 let m = meters[channel]
-                result.checksum += m.peak + m.hold + m.meanSquare + m.maxPeak + m.sumOfSquares
+                result.checksum +=
+                    m.peak + m.hold + m.meanSquare + m.maxPeak + m.sumOfSquares
                     + Double(m.clipCount) + Double(m.frameCount) + Double(m.holdFramesLeft)
             }
         }

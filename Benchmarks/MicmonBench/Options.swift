@@ -1,5 +1,5 @@
-import Platform
 import Glibc
+import Platform
 
 /// Command-line options of micmon-bench.
 struct Options {
@@ -60,7 +60,9 @@ struct Options {
                 let argument = arguments[index]
                 switch argument {
                 case "--seconds":
-                    guard let s = Double(try value()), s >= 1, s <= 3600 else { throw UsageError(text: "--seconds takes 1…3600") }
+                    guard let s = Double(try value()), s >= 1, s <= 3600 else {
+                        throw UsageError(text: "--seconds takes 1…3600")
+                    }
                     options.seconds = s
                 case "--rounds":
                     guard let r = Int(try value()), r >= 2, r <= 100, r % 2 == 0 else {
@@ -73,10 +75,14 @@ struct Options {
                     options.thresholdsPath = try value()
                 case "--ring-blocks":
                     // Block indices travel as Float, exact below 2^24.
-                    guard let n = Int(try value()), n >= 1000, n < 1 << 24 else { throw UsageError(text: "--ring-blocks takes 1000…16777215") }
+                    guard let n = Int(try value()), n >= 1000, n < 1 << 24 else {
+                        throw UsageError(text: "--ring-blocks takes 1000…16777215")
+                    }
                     options.ringBlocks = n
                 case "--max-steal":
-                    guard let p = Double(try value()), p >= 0, p <= 100 else { throw UsageError(text: "--max-steal takes 0…100 (percent)") }
+                    guard let p = Double(try value()), p >= 0, p <= 100 else {
+                        throw UsageError(text: "--max-steal takes 0…100 (percent)")
+                    }
                     options.maxStealPercent = p
                 case "--micmon":
                     options.micmonPath = try value()

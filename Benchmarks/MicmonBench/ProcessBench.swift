@@ -1,20 +1,23 @@
-import Platform
 import DSP
 import Engine
 import Glibc
+import Platform
 import SoundFile
 
 /// micmon against jack_capture and a bare JACK client, each a child process on the bench's
 /// private server recording the bench's `SignalSource`; their rusage comes from wait4.
 final class ProcessBench {
     enum Program: String, Codable, CaseIterable {
-        case micmon, jackCapture = "jack_capture", bare = "jack_meter"
+        case micmon
+        case jackCapture = "jack_capture"
+        case bare = "jack_meter"
     }
 
     /// What a run is for: only `comparison` and `scaling` runs are counted. A comparison round
     /// taken again because the host stole time during it keeps its runs as `disturbed`.
     enum Purpose: String, Codable {
-        case warmUp = "warm-up", comparison, scaling, disturbed
+        case warmUp = "warm-up"
+        case comparison, scaling, disturbed
     }
 
     /// One run of one program.
@@ -98,8 +101,9 @@ final class ProcessBench {
         let file = "\(directory)/\(tag).wav"
         let output = "\(directory)/\(tag).out"
         let argv = arguments(program, ports: ports, seconds: seconds, file: file)
-        var run = Run(program: program, purpose: purpose, round: round, channels: ports.count, seconds: seconds,
-                      commandLine: argv.joined(separator: " "))
+        var run = Run(
+            program: program, purpose: purpose, round: round, channels: ports.count, seconds: seconds,
+            commandLine: argv.joined(separator: " "))
         defer {
             unlink(file)
             unlink(output)
@@ -166,17 +170,20 @@ final class ProcessBench {
                     let take = try check(file, expectedFrames: expected)
                     run.take = take
                     if !take.bitExact {
-                        run.failure = "\(program.rawValue)'s take is not bit-exact: \(take.frames) of \(expected) frames, "
-                            + (take.startFrame == nil ? "no match for its first frames"
+                        run.failure =
+                            "\(program.rawValue)'s take is not bit-exact: \(take.frames) of \(expected) frames, "
+                            + (take.startFrame == nil
+                                ? "no match for its first frames"
                                 : "\(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0) "
-                                + "(\(take.silentMismatches) of them silence; it reported \(run.dropped ?? 0) dropped, "
-                                + "\(run.droppedByServer ?? 0) in server gaps)")
+                                    + "(\(take.silentMismatches) of them silence; it reported \(run.dropped ?? 0) dropped, "
+                                    + "\(run.droppedByServer ?? 0) in server gaps)")
                     }
                 } else {
                     // Silent system ports (scaling): only the shape can be checked.
                     let reader = try SoundFileReader(path: file)
                     if reader.frameCount != expected || reader.channelCount != ports.count {
-                        run.failure = "\(program.rawValue) wrote \(reader.frameCount) frames × \(reader.channelCount) channels, "
+                        run.failure =
+                            "\(program.rawValue) wrote \(reader.frameCount) frames × \(reader.channelCount) channels, "
                             + "not \(expected) × \(ports.count)"
                     }
                 }
@@ -196,15 +203,18 @@ final class ProcessBench {
         let isFloat = reader.encoding == .float && reader.channelCount == ReferenceSignal.channelCount
         var silent = 0
         if isFloat, let start = match.startFrame, match.mismatchedFrames > 0 {
-            for i in 0 ..< frames where samples[2 * i] == 0 && samples[2 * i + 1] == 0
-                && ReferenceSignal.value(channel: 1, frame: start + UInt64(i)) != 0 {
+            for i in 0 ..< frames
+            where samples[2 * i] == 0 && samples[2 * i + 1] == 0
+                && ReferenceSignal.value(channel: 1, frame: start + UInt64(i)) != 0
+            {
                 silent += 1
             }
         }
-        return TakeCheck(frames: frames, expectedFrames: expectedFrames, isFloat: isFloat,
-                         startFrame: match.startFrame, mismatchedFrames: match.mismatchedFrames,
-                         firstMismatch: match.firstMismatch, silentMismatches: silent,
-                         bitExact: isFloat && match.startFrame != nil && match.mismatchedFrames == 0 && frames == expectedFrames)
+        return TakeCheck(
+            frames: frames, expectedFrames: expectedFrames, isFloat: isFloat,
+            startFrame: match.startFrame, mismatchedFrames: match.mismatchedFrames,
+            firstMismatch: match.firstMismatch, silentMismatches: silent,
+            bitExact: isFloat && match.startFrame != nil && match.mismatchedFrames == 0 && frames == expectedFrames)
     }
 
     /// The integer after the last occurrence of `label` in `text`.

@@ -1,5 +1,5 @@
-import Platform
 import Foundation
+import Platform
 
 /// Median, min and max of repeated measurements.
 struct Spread: Codable {
@@ -33,17 +33,22 @@ struct Figure: Codable {
     var met: Bool?
     var digits: Int
 
-    static func measured(_ section: String, _ name: String, _ values: [Double], unit: String, digits: Int,
-                         threshold: Threshold? = nil) -> Figure {
+    static func measured(
+        _ section: String, _ name: String, _ values: [Double], unit: String, digits: Int,
+        threshold: Threshold? = nil
+    ) -> Figure {
         let spread = Spread(values)
-        return Figure(section: section, name: name, key: threshold?.key, unit: unit, median: spread?.median,
-                      min: spread?.min, max: spread?.max, text: spread == nil ? "n/a" : nil, target: threshold?.label,
-                      met: spread.flatMap { s in threshold.map { $0.isMet(by: s.median) } }, digits: digits)
+        return Figure(
+            section: section, name: name, key: threshold?.key, unit: unit, median: spread?.median,
+            min: spread?.min, max: spread?.max, text: spread == nil ? "n/a" : nil, target: threshold?.label,
+            met: spread.flatMap { s in threshold.map { $0.isMet(by: s.median) } }, digits: digits)
     }
 
     static func ratio(_ section: String, _ name: String, _ value: Double?, threshold: Threshold? = nil) -> Figure {
-        Figure(section: section, name: name, key: threshold?.key, unit: "×", median: value, text: value == nil ? "n/a" : nil,
-               target: threshold?.label, met: value.flatMap { v in threshold.map { $0.isMet(by: v) } }, digits: 2)
+        Figure(
+            section: section, name: name, key: threshold?.key, unit: "×", median: value,
+            text: value == nil ? "n/a" : nil,
+            target: threshold?.label, met: value.flatMap { v in threshold.map { $0.isMet(by: v) } }, digits: 2)
     }
 
     static func verdict(_ section: String, _ name: String, _ text: String, met: Bool? = nil) -> Figure {
@@ -108,11 +113,13 @@ struct Report: Codable {
                 lines.append("── \(section) " + String(repeating: "─", count: max(0, width - section.count - 4)))
             }
             let value = figure.text ?? figure.median.map { fixed($0, figure.digits) } ?? ""
-            lines.append(line([
-                figure.name, value,
-                figure.min.map { fixed($0, figure.digits) } ?? "", figure.max.map { fixed($0, figure.digits) } ?? "",
-                figure.unit, figure.target ?? "", figure.met.map { $0 ? "✓" : "✗" } ?? "",
-            ]))
+            lines.append(
+                line([
+                    figure.name, value,
+                    figure.min.map { fixed($0, figure.digits) } ?? "",
+                    figure.max.map { fixed($0, figure.digits) } ?? "",
+                    figure.unit, figure.target ?? "", figure.met.map { $0 ? "✓" : "✗" } ?? "",
+                ]))
         }
         lines.append(String(repeating: "═", count: width))
         lines += targetLines()
@@ -136,24 +143,28 @@ struct Report: Codable {
             let figure = figures.first { $0.key == threshold.key }
             let measured = figure?.median
             let state: TargetOutcome.State = measured.map { threshold.isMet(by: $0) ? .met : .missed } ?? .notMeasured
-            return TargetOutcome(key: threshold.key, figure: threshold.figure, target: threshold.label, measured: measured,
-                                 state: state)
+            return TargetOutcome(
+                key: threshold.key, figure: threshold.figure, target: threshold.label, measured: measured,
+                state: state)
         }
     }
 
     /// Which targets were met and which missed (a missed target does not fail the run).
     func targetLines() -> [String] {
-        guard !thresholds.isEmpty else { return ["targets: none read (\(thresholdsPath.isEmpty ? "no thresholds file" : thresholdsPath))"] }
+        guard !thresholds.isEmpty else {
+            return ["targets: none read (\(thresholdsPath.isEmpty ? "no thresholds file" : thresholdsPath))"]
+        }
         let met = targets.filter { $0.state == .met }.count
         let missed = targets.filter { $0.state == .missed }.count
         let absent = targets.count - met - missed
         var lines = ["targets (\(thresholdsPath)): \(met) met, \(missed) missed, \(absent) not measured in this run"]
         for outcome in targets {
-            let mark = switch outcome.state {
-            case .met: "✓ met   "
-            case .missed: "✗ MISSED"
-            case .notMeasured: "- n/a   "
-            }
+            let mark =
+                switch outcome.state {
+                case .met: "✓ met   "
+                case .missed: "✗ MISSED"
+                case .notMeasured: "- n/a   "
+                }
             let value = outcome.measured.map { fixed($0, 3) } ?? "-"
             lines.append("  \(mark) \(outcome.figure): \(value), target \(outcome.target)")
         }
@@ -163,7 +174,8 @@ struct Report: Codable {
     func writeJSON(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))
     }
 }

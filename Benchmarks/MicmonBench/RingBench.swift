@@ -1,8 +1,8 @@
-import Platform
 import CJack
 import CJackShims
 import Engine
 import Glibc
+import Platform
 import Realtime
 import Synchronization
 
@@ -101,7 +101,8 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
     defer { block.deallocate() }
     for i in 0 ..< count { block[i] = Float(i) / Float(count) - 0.5 }
-    let blocks = run.blocks, jack = run.jack
+    let blocks = run.blocks
+    let jack = run.jack
     pinToProcessor(0)
     while !run.go.load(ordering: .acquiring) {}
     var sent = 0
@@ -111,7 +112,11 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
         // What the capture kernel does: writable slices, fill them, commit.
         let ring = run.micmon.producer
         while sent < blocks {
-            guard let slices = ring.writableSlices(count: count) else { yields += 1; wait(yields); continue }
+            guard let slices = ring.writableSlices(count: count) else {
+                yields += 1
+                wait(yields)
+                continue
+            }
             block[0] = Float(sent)
             slices.copy(from: UnsafeBufferPointer(block))
             ring.commitWrite(count: count)
@@ -120,7 +125,11 @@ nonisolated func ringProducerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     case .jack:
         let bytes = count * MemoryLayout<Float>.size
         while sent < blocks {
-            guard jack_ringbuffer_write_space(jack) >= bytes else { yields += 1; wait(yields); continue }
+            guard jack_ringbuffer_write_space(jack) >= bytes else {
+                yields += 1
+                wait(yields)
+                continue
+            }
             block[0] = Float(sent)
             _ = block.withMemoryRebound(to: CChar.self) { jack_ringbuffer_write(jack, $0.baseAddress, bytes) }
             sent += 1
@@ -135,7 +144,8 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     let count = RingBench.blockFloats
     let block = UnsafeMutableBufferPointer<Float>.allocate(capacity: count)
     defer { block.deallocate() }
-    let blocks = run.blocks, jack = run.jack
+    let blocks = run.blocks
+    let jack = run.jack
     pinToProcessor(1)
     while !run.go.load(ordering: .acquiring) {}
     var received = 0
@@ -147,7 +157,11 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
         // What the writer thread does: readable slices, use them, commit.
         let ring = run.micmon.consumer
         while received < blocks {
-            guard let slices = ring.readableSlices(count: count) else { yields += 1; wait(yields); continue }
+            guard let slices = ring.readableSlices(count: count) else {
+                yields += 1
+                wait(yields)
+                continue
+            }
             slices.copy(into: block)
             ring.commitRead(count: count)
             if block[0] != Float(received) { errors += 1 }
@@ -157,7 +171,11 @@ nonisolated func ringConsumerThread(_ context: UnsafeMutableRawPointer?) -> Unsa
     case .jack:
         let bytes = count * MemoryLayout<Float>.size
         while received < blocks {
-            guard jack_ringbuffer_read_space(jack) >= bytes else { yields += 1; wait(yields); continue }
+            guard jack_ringbuffer_read_space(jack) >= bytes else {
+                yields += 1
+                wait(yields)
+                continue
+            }
             _ = block.withMemoryRebound(to: CChar.self) { jack_ringbuffer_read(jack, $0.baseAddress, bytes) }
             if block[0] != Float(received) { errors += 1 }
             sum += Double(block[1])

@@ -3,64 +3,88 @@
 
 extension Report {
     mutating func addRing(_ result: RingBench.Result, blocks: Int) {
-        let section = "Ring: 2 threads pinned to processors 0 and 1, \(blocks) blocks of 128 floats through 64 KiB, \(result.micmonBlocksPerSecond.count) runs each"
+        let section =
+            "Ring: 2 threads pinned to processors 0 and 1, \(blocks) blocks of 128 floats through 64 KiB, \(result.micmonBlocksPerSecond.count) runs each"
         let micmon = result.micmonBlocksPerSecond.map { $0 / 1e6 }
         let jack = result.jackBlocksPerSecond.map { $0 / 1e6 }
-        figures.append(.measured(section, "micmon SPSCRing<Float> (slices + commit)", micmon, unit: "M blocks/s", digits: 2))
-        figures.append(.measured(section, "libjack jack_ringbuffer_t (write/read)", jack, unit: "M blocks/s", digits: 2))
-        figures.append(.ratio(section, "micmon / jack", ratio(Spread(micmon)?.median, Spread(jack)?.median),
-                              threshold: threshold("ring_vs_jack")))
+        figures.append(
+            .measured(section, "micmon SPSCRing<Float> (slices + commit)", micmon, unit: "M blocks/s", digits: 2))
+        figures.append(
+            .measured(section, "libjack jack_ringbuffer_t (write/read)", jack, unit: "M blocks/s", digits: 2))
+        figures.append(
+            .ratio(
+                section, "micmon / jack", ratio(Spread(micmon)?.median, Spread(jack)?.median),
+                threshold: threshold("ring_vs_jack")))
         if result.orderErrors > 0 { failures.append("ring: \(result.orderErrors) blocks arrived out of order") }
     }
 
     mutating func addMeters(_ results: [MeterBench.Result]) {
         guard let first = results.first else { return }
-        let section = "Meters: ChannelMeter.processStereo (2 channels), median of \(first.nanosecondsPerPeriod.count) repeats"
+        let section =
+            "Meters: ChannelMeter.processStereo (2 channels), median of \(first.nanosecondsPerPeriod.count) repeats"
         for result in results {
             let frames = Double(result.periodFrames)
             let periodNanoseconds = frames / Double(sampleRate) * 1e9
             if result.periodFrames == first.periodFrames {
-                figures.append(.measured(section, "cost per frame (both channels)", result.nanosecondsPerPeriod.map { $0 / frames },
-                                         unit: "ns", digits: 2, threshold: threshold("meter_ns_per_frame")))
+                figures.append(
+                    .measured(
+                        section, "cost per frame (both channels)", result.nanosecondsPerPeriod.map { $0 / frames },
+                        unit: "ns", digits: 2, threshold: threshold("meter_ns_per_frame")))
             }
-            figures.append(.measured(section, "\(result.periodFrames)-frame period: time", result.nanosecondsPerPeriod.map { $0 / 1000 },
-                                     unit: "µs", digits: 3))
-            figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
-                                     result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
-                                     threshold: threshold("meter_share_\(result.periodFrames)")))
+            figures.append(
+                .measured(
+                    section, "\(result.periodFrames)-frame period: time", result.nanosecondsPerPeriod.map { $0 / 1000 },
+                    unit: "µs", digits: 3))
+            figures.append(
+                .measured(
+                    section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
+                    result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                    threshold: threshold("meter_share_\(result.periodFrames)")))
         }
     }
 
     mutating func addDenoise(_ results: [DenoiseBench.Result]) {
         guard let first = results.first else { return }
-        let section = "Noise suppressor (--denoise): NoiseSuppressor.process on 2 inputs, median of \(first.nanosecondsPerPeriod.count) repeats"
+        let section =
+            "Noise suppressor (--denoise): NoiseSuppressor.process on 2 inputs, median of \(first.nanosecondsPerPeriod.count) repeats"
         for result in results {
             let frames = Double(result.periodFrames)
             let periodNanoseconds = frames / Double(sampleRate) * 1e9
-            figures.append(.measured(section, "cost per frame", result.nanosecondsPerPeriod.map { $0 / frames }, unit: "ns", digits: 2,
-                                     threshold: result.periodFrames == first.periodFrames ? threshold("denoise_ns_per_frame") : nil))
-            figures.append(.measured(section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
-                                     result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
-                                     threshold: threshold("denoise_share_\(result.periodFrames)")))
+            figures.append(
+                .measured(
+                    section, "cost per frame", result.nanosecondsPerPeriod.map { $0 / frames }, unit: "ns", digits: 2,
+                    threshold: result.periodFrames == first.periodFrames ? threshold("denoise_ns_per_frame") : nil))
+            figures.append(
+                .measured(
+                    section, "\(result.periodFrames)-frame period: share of \(fixed(periodNanoseconds / 1000, 1)) µs",
+                    result.nanosecondsPerPeriod.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                    threshold: threshold("denoise_share_\(result.periodFrames)")))
         }
     }
 
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double, maxStealPercent: Double) {
-        let section = "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"
+        let section =
+            "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"
         let counted = runs.filter { $0.purpose == .comparison }
         func usages(_ program: ProcessBench.Program) -> [ChildUsage] {
             counted.filter { $0.program == program }.compactMap(\.fullUsage)
         }
-        let names: [(ProcessBench.Program, String)] = [(.micmon, "A micmon"), (.jackCapture, "B jack_capture"), (.bare, "C bare (jack_meter)")]
+        let names: [(ProcessBench.Program, String)] = [
+            (.micmon, "A micmon"), (.jackCapture, "B jack_capture"), (.bare, "C bare (jack_meter)"),
+        ]
         let periods = seconds * periodsPerSecond
 
-        func compare(_ title: String, unit: String, digits: Int, _ value: (ChildUsage) -> Double,
-                     targets: [ProcessBench.Program: Threshold] = [:]) -> [ProcessBench.Program: Double] {
+        func compare(
+            _ title: String, unit: String, digits: Int, _ value: (ChildUsage) -> Double,
+            targets: [ProcessBench.Program: Threshold] = [:]
+        ) -> [ProcessBench.Program: Double] {
             var medians: [ProcessBench.Program: Double] = [:]
             for (program, name) in names {
                 let values = usages(program).map(value)
-                figures.append(.measured(section, "\(title)  \(name)", values, unit: unit, digits: digits,
-                                         threshold: targets[program]))
+                figures.append(
+                    .measured(
+                        section, "\(title)  \(name)", values, unit: unit, digits: digits,
+                        threshold: targets[program]))
                 medians[program] = Spread(values)?.median
             }
             return medians
@@ -69,9 +93,12 @@ extension Report {
         let cpu = compare("CPU time", unit: "s", digits: 3, \.cpuSeconds)
         _ = compare("CPU", unit: "% of a core", digits: 2, { $0.cpuSeconds / seconds * 100 })
         let micmonCPU = cpu[.micmon]
-        figures.append(.ratio(section, "CPU  micmon / jack_capture", ratio(micmonCPU, cpu[.jackCapture]),
-                              threshold: threshold("cpu_vs_jack_capture")))
-        figures.append(.ratio(section, "CPU  micmon / bare", ratio(micmonCPU, cpu[.bare]), threshold: threshold("cpu_vs_bare")))
+        figures.append(
+            .ratio(
+                section, "CPU  micmon / jack_capture", ratio(micmonCPU, cpu[.jackCapture]),
+                threshold: threshold("cpu_vs_jack_capture")))
+        figures.append(
+            .ratio(section, "CPU  micmon / bare", ratio(micmonCPU, cpu[.bare]), threshold: threshold("cpu_vs_bare")))
         // The same ratio within each round (the two takes ran minutes apart at most): its spread
         // is the machine's noise, which moves this ratio more than any other figure.
         let roundRatios = Set(counted.map(\.round)).sorted().compactMap { round -> Double? in
@@ -83,10 +110,13 @@ extension Report {
         figures.append(.measured(section, "CPU  micmon / bare, round by round", roundRatios, unit: "×", digits: 2))
 
         let switchesTarget = threshold("micmon_switches_per_period")
-        let switches = compare("vol. ctx switches / period", unit: "", digits: 3, { Double($0.voluntarySwitches) / periods },
-                               targets: switchesTarget.map { [.micmon: $0] } ?? [:])
-        figures.append(.ratio(section, "vol. ctx switches  micmon / jack_capture",
-                              ratio(switches[.micmon], switches[.jackCapture])))
+        let switches = compare(
+            "vol. ctx switches / period", unit: "", digits: 3, { Double($0.voluntarySwitches) / periods },
+            targets: switchesTarget.map { [.micmon: $0] } ?? [:])
+        figures.append(
+            .ratio(
+                section, "vol. ctx switches  micmon / jack_capture",
+                ratio(switches[.micmon], switches[.jackCapture])))
         figures.append(.ratio(section, "vol. ctx switches  micmon / bare", ratio(switches[.micmon], switches[.bare])))
 
         let memory = compare("peak RSS", unit: "MB", digits: 1, \.peakRSSMegabytes)
@@ -101,21 +131,34 @@ extension Report {
         }
         let micmonRuns = counted.filter { $0.program == .micmon }
         let captureRuns = counted.filter { $0.program == .jackCapture }
-        figures.append(.measured(section, "frames dropped  A micmon", micmonRuns.compactMap(\.dropped).map(Double.init),
-                                 unit: "frames", digits: 0))
-        figures.append(.measured(section, "server gaps (xruns, not drops)  A micmon",
-                                 micmonRuns.compactMap(\.droppedByServer).map(Double.init), unit: "frames", digits: 0))
-        figures.append(.measured(section, "overruns  B jack_capture", captureRuns.compactMap(\.dropped).map(Double.init),
-                                 unit: "periods", digits: 0))
-        figures.append(.measured(section, "server xruns seen  A micmon", micmonRuns.compactMap(\.xruns).map(Double.init),
-                                 unit: "xruns", digits: 0))
-        figures.append(.measured(section, "server xruns seen  B jack_capture", captureRuns.compactMap(\.xruns).map(Double.init),
-                                 unit: "xruns", digits: 0))
+        figures.append(
+            .measured(
+                section, "frames dropped  A micmon", micmonRuns.compactMap(\.dropped).map(Double.init),
+                unit: "frames", digits: 0))
+        figures.append(
+            .measured(
+                section, "server gaps (xruns, not drops)  A micmon",
+                micmonRuns.compactMap(\.droppedByServer).map(Double.init), unit: "frames", digits: 0))
+        figures.append(
+            .measured(
+                section, "overruns  B jack_capture", captureRuns.compactMap(\.dropped).map(Double.init),
+                unit: "periods", digits: 0))
+        figures.append(
+            .measured(
+                section, "server xruns seen  A micmon", micmonRuns.compactMap(\.xruns).map(Double.init),
+                unit: "xruns", digits: 0))
+        figures.append(
+            .measured(
+                section, "server xruns seen  B jack_capture", captureRuns.compactMap(\.xruns).map(Double.init),
+                unit: "xruns", digits: 0))
         // Not a figure of the programs: how disturbed the machine was while they ran.
-        figures.append(.measured(section, "host steal during the counted takes (/proc/stat)", counted.compactMap(\.stealPercent),
-                                 unit: "%", digits: 1))
+        figures.append(
+            .measured(
+                section, "host steal during the counted takes (/proc/stat)", counted.compactMap(\.stealPercent),
+                unit: "%", digits: 1))
         let retaken = runs.filter { $0.purpose == .disturbed }.count / names.count
-        figures.append(.verdict(section, "rounds taken again (host steal over \(fixed(maxStealPercent, 1)) %)", "\(retaken)"))
+        figures.append(
+            .verdict(section, "rounds taken again (host steal over \(fixed(maxStealPercent, 1)) %)", "\(retaken)"))
     }
 
     mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {
@@ -133,14 +176,20 @@ extension Report {
                 .compactMap(\.fullUsage)
             let perPeriod = usages.map { $0.cpuSeconds / periods * 1e6 }
             figures.append(.measured(section, "\(count) channels: CPU per period", perPeriod, unit: "µs", digits: 2))
-            figures.append(.measured(section, "\(count) channels: share of the period", perPeriod.map { $0 / period * 100 },
-                                     unit: "%", digits: 2))
-            figures.append(.measured(section, "\(count) channels: vol. ctx switches / period",
-                                     usages.map { Double($0.voluntarySwitches) / periods }, unit: "", digits: 3))
+            figures.append(
+                .measured(
+                    section, "\(count) channels: share of the period", perPeriod.map { $0 / period * 100 },
+                    unit: "%", digits: 2))
+            figures.append(
+                .measured(
+                    section, "\(count) channels: vol. ctx switches / period",
+                    usages.map { Double($0.voluntarySwitches) / periods }, unit: "", digits: 3))
         }
         let scaling = runs.filter { $0.purpose == .scaling }
-        figures.append(.measured(section, "frames dropped per take (micmon's count)",
-                                 scaling.compactMap(\.dropped).map(Double.init), unit: "frames", digits: 0))
+        figures.append(
+            .measured(
+                section, "frames dropped per take (micmon's count)",
+                scaling.compactMap(\.dropped).map(Double.init), unit: "frames", digits: 0))
     }
 }
 

@@ -1,6 +1,6 @@
-import Platform
 import Engine
 import Glibc
+import Platform
 import Synchronization
 
 // Child processes: started with posix_spawn, reaped with wait4 for their rusage, and stopped on
@@ -41,8 +41,10 @@ final class Child {
     /// the given files (or /dev/null), in a process group of its own (a terminal's Ctrl-C reaches
     /// only the bench, which stops the children itself), with default signal dispositions and
     /// an empty signal mask. `environment` entries are added to the bench's own.
-    init(_ arguments: [String], stdout: String? = nil, stderr: String? = nil,
-         environment: [String: String] = [:], isServer: Bool = false) throws(SpawnError) {
+    init(
+        _ arguments: [String], stdout: String? = nil, stderr: String? = nil,
+        environment: [String: String] = [:], isServer: Bool = false
+    ) throws(SpawnError) {
         commandLine = arguments.joined(separator: " ")
         self.isServer = isServer
 
@@ -67,7 +69,8 @@ final class Child {
     /// Reads the child's high-water resident size from /proc (nothing once it has exited).
     private func notePeakResidentSize() {
         for line in readText("/proc/\(pid)/status").split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+            let kilobytes =
+                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
             peakResidentKilobytes = max(peakResidentKilobytes, kilobytes)
         }
     }
@@ -104,10 +107,13 @@ final class Child {
         let how = ChildEnd(waitStatus: status)
         let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        end = (how, ChildUsage(
-            userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
-            voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
-            peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall))
+        end = (
+            how,
+            ChildUsage(
+                userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
+                voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
+                peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall)
+        )
         Cleanup.untrack(pid, isServer: isServer)
     }
 }
@@ -122,7 +128,11 @@ enum Cleanup {
     static let server = Atomic<Int32>(0)
 
     static func track(_ pid: pid_t, isServer: Bool) {
-        if isServer { server.store(pid, ordering: .sequentiallyConsistent) } else { child.store(pid, ordering: .sequentiallyConsistent) }
+        if isServer {
+            server.store(pid, ordering: .sequentiallyConsistent)
+        } else {
+            child.store(pid, ordering: .sequentiallyConsistent)
+        }
     }
 
     static func untrack(_ pid: pid_t, isServer: Bool) {
@@ -173,4 +183,3 @@ nonisolated func benchInterrupted(_ number: Int32) {
     stopAndReap(Cleanup.server.exchange(0, ordering: .sequentiallyConsistent), grace: 3)
     raise(number)  // SA_RESETHAND restored the default action
 }
-

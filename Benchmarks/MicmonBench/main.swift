@@ -1,6 +1,6 @@
-import Platform
 import Engine
 import Foundation
+import Platform
 
 // micmon-bench: one table of figures measured in this run (ring, meters, micmon against
 // jack_capture and a bare JACK client, channel scaling), also written as JSON.
@@ -29,7 +29,7 @@ var report = Report(
     periodFrames: periodFrames, sampleRate: sampleRate, seconds: options.seconds, rounds: options.rounds,
     commandLine: CommandLine.arguments.joined(separator: " "), micmon: options.micmonPath)
 #if DEBUG
-report.warnings.append("a debug build: its timings are not micmon's; run swift run -c release micmon-bench")
+    report.warnings.append("a debug build: its timings are not micmon's; run swift run -c release micmon-bench")
 #endif
 report.thresholdsPath = options.thresholdsPath
 do {
@@ -73,7 +73,8 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
 @MainActor func runProcessSections() {
     if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
     guard access(options.micmonPath, X_OK) == 0 else {
-        report.failures.append("no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
+        report.failures.append(
+            "no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
         return
     }
     removeAbandonedDirectories()
@@ -84,9 +85,10 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
 
     let server: BenchServer
     do {
-        server = try BenchServer(name: "micmon-bench-\(getpid())", sampleRate: sampleRate, periodFrames: periodFrames,
-                                 captureChannels: scalingChannels.max()!, playbackChannels: 2,
-                                 logPath: directory + "/jackd.log")
+        server = try BenchServer(
+            name: "micmon-bench-\(getpid())", sampleRate: sampleRate, periodFrames: periodFrames,
+            captureChannels: scalingChannels.max()!, playbackChannels: 2,
+            logPath: directory + "/jackd.log")
     } catch {
         report.failures.append(error.description)
         return
@@ -109,18 +111,29 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
         return
     }
     defer { withExtendedLifetime(source) {} }
-    let bench = ProcessBench(server: server, sourcePorts: source.portNames, micmonPath: options.micmonPath, directory: directory)
+    let bench = ProcessBench(
+        server: server, sourcePorts: source.portNames, micmonPath: options.micmonPath, directory: directory)
 
-    func take(_ program: ProcessBench.Program, _ purpose: ProcessBench.Purpose, round: Int, seconds: Double,
-              ports: [String]? = nil) {
+    func take(
+        _ program: ProcessBench.Program, _ purpose: ProcessBench.Purpose, round: Int, seconds: Double,
+        ports: [String]? = nil
+    ) {
         if server.unexpectedEnd != nil { return }  // reported once, below
         let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports)
         report.runs.append(run)
-        let usage = (run.usage.map { String(format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
-                                            Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond)) } ?? "no usage")
+        let usage =
+            (run.usage.map {
+                String(
+                    format: "%.3f s CPU, %.3f vcsw/period", $0.cpuSeconds,
+                    Double($0.voluntarySwitches) / (seconds * bench.periodsPerSecond))
+            } ?? "no usage")
             + (run.stealPercent.map { String(format: ", host steal %.1f %%", $0) } ?? "")
-        progress("  \(purpose.rawValue) \(round): \(program.rawValue) \(run.channels) ch: \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")")
-        if let failure = run.failure { report.failures.append("\(purpose.rawValue) \(round), \(run.channels) ch: \(failure)") }
+        progress(
+            "  \(purpose.rawValue) \(round): \(program.rawValue) \(run.channels) ch: \(usage)\(run.failure.map { " — FAILED: \($0)" } ?? "")"
+        )
+        if let failure = run.failure {
+            report.failures.append("\(purpose.rawValue) \(round), \(run.channels) ch: \(failure)")
+        }
         if let end = server.unexpectedEnd {
             report.failures.append(end + "; the remaining takes were skipped")
             progress(end)
@@ -137,8 +150,11 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
             // micmon and the bare client each run first in half the rounds (README: the bias).
             let order = round % 2 == 1 ? ProcessBench.Program.allCases : ProcessBench.Program.allCases.reversed()
             while true {
-                progress("round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each")
-                let first = report.runs.count, firstFailure = report.failures.count
+                progress(
+                    "round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each"
+                )
+                let first = report.runs.count
+                let firstFailure = report.failures.count
                 for program in order { take(program, .comparison, round: round, seconds: options.seconds) }
                 let steal = report.runs[first...].compactMap(\.stealPercent).max() ?? 0
                 guard steal > options.maxStealPercent, retakesLeft > 0, server.unexpectedEnd == nil else { break }
@@ -146,22 +162,30 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
                 for index in first ..< report.runs.count { report.runs[index].purpose = .disturbed }
                 report.disturbedFailures += report.failures[firstFailure...]
                 report.failures.removeSubrange(firstFailure...)
-                progress("round \(round): the host stole \(fixed(steal, 1)) % of the processors during a take "
-                         + "(over \(fixed(options.maxStealPercent, 1)) %); taking it again (\(retakesLeft) retakes left)")
+                progress(
+                    "round \(round): the host stole \(fixed(steal, 1)) % of the processors during a take "
+                        + "(over \(fixed(options.maxStealPercent, 1)) %); taking it again (\(retakesLeft) retakes left)"
+                )
             }
         }
-        report.addProcessRuns(seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond,
-                              maxStealPercent: options.maxStealPercent)
+        report.addProcessRuns(
+            seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond,
+            maxStealPercent: options.maxStealPercent)
     }
     if options.sections.contains("scaling") {
         for round in 1 ... options.rounds {
-            progress("scaling round \(round)/\(options.rounds): \(scalingChannels) channels, \(format(scalingSeconds)) s each")
+            progress(
+                "scaling round \(round)/\(options.rounds): \(scalingChannels) channels, \(format(scalingSeconds)) s each"
+            )
             for count in scalingChannels {
-                take(.micmon, .scaling, round: round, seconds: scalingSeconds, ports: (1 ... count).map { "system:capture_\($0)" })
+                take(
+                    .micmon, .scaling, round: round, seconds: scalingSeconds,
+                    ports: (1 ... count).map { "system:capture_\($0)" })
             }
         }
-        report.addScaling(seconds: scalingSeconds, rounds: options.rounds, channelCounts: scalingChannels,
-                          periodsPerSecond: bench.periodsPerSecond)
+        report.addScaling(
+            seconds: scalingSeconds, rounds: options.rounds, channelCounts: scalingChannels,
+            periodsPerSecond: bench.periodsPerSecond)
     }
 }
 
@@ -185,13 +209,15 @@ func loadAverage() -> String {
 
 func machineDescription() -> String {
     let model = readText("/proc/cpuinfo").split(separator: "\n").first { $0.hasPrefix("model name") }
-    return model.map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+    return model.map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) }
+        ?? "unknown CPU"
 }
 
 /// Removes the scratch folders of earlier benches that were interrupted (their pid is gone).
 func removeAbandonedDirectories() {
     let temporary = NSTemporaryDirectory()
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where name.hasPrefix("micmon-bench-") {
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+    where name.hasPrefix("micmon-bench-") {
         if let pid = Int32(name.dropFirst("micmon-bench-".count)), kill(pid, 0) != 0 && errno == ESRCH {
             try? FileManager.default.removeItem(atPath: temporary + name)
         }
@@ -202,10 +228,14 @@ func removeAbandonedDirectories() {
 /// micmon-bench` measured an old build: it does not rebuild micmon).
 func staleBinaryWarning(_ path: String) -> String? {
     guard let built = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
-          let files = FileManager.default.enumerator(atPath: "Sources") else { return nil }
-    for case let file as String in files where file.hasSuffix(".swift") || file.hasSuffix(".c") || file.hasSuffix(".h") {
-        if let date = (try? FileManager.default.attributesOfItem(atPath: "Sources/" + file))?[.modificationDate] as? Date,
-           date > built {
+        let files = FileManager.default.enumerator(atPath: "Sources")
+    else { return nil }
+    for case let file as String in files where file.hasSuffix(".swift") || file.hasSuffix(".c") || file.hasSuffix(".h")
+    {
+        if let date = (try? FileManager.default.attributesOfItem(atPath: "Sources/" + file))?[.modificationDate]
+            as? Date,
+            date > built
+        {
             return "\(path) is older than Sources/\(file): rebuild it (swift build -c release --product micmon)"
         }
     }

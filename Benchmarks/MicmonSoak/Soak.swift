@@ -1,8 +1,8 @@
-import Platform
 import DSP
 import Engine
 import Foundation
 import Glibc
+import Platform
 import SoundFile
 
 /// The soak: `micmon record` of a deterministic source on a private `jackd -S` dummy server at a
@@ -82,8 +82,9 @@ struct Soak {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { if getenv("MICMON_SOAK_KEEP") == nil { try? FileManager.default.removeItem(atPath: folder) } }
         let keeps = getenv("MICMON_SOAK_KEEP") != nil
-        let server = try PrivateJackServer(name: "micmon-soak-\(getpid())", sampleRate: 48000, periodFrames: periodFrames,
-                                           realtimePriority: jackPriority)
+        let server = try PrivateJackServer(
+            name: "micmon-soak-\(getpid())", sampleRate: 48000, periodFrames: periodFrames,
+            realtimePriority: jackPriority)
         server.keepsLog = true
         defer {
             server.stop()
@@ -93,17 +94,22 @@ struct Soak {
         }
         // Every cycle of the run, and a margin for start-up and shutdown.
         let traceCapacity = Int((seconds + 60) * 48000) / periodFrames
-        let source = try DemoSource(serverName: server.name, clientName: "soak-source", signal: .reference, traceCapacity: traceCapacity)
+        let source = try DemoSource(
+            serverName: server.name, clientName: "soak-source", signal: .reference, traceCapacity: traceCapacity)
         defer { source.stop() }
-        let witness = (runsWitness ?? (recorder == .record)) ? try Witness(serverName: server.name, source: source.outputPorts[0], capacity: traceCapacity) : nil
+        let witness =
+            (runsWitness ?? (recorder == .record))
+            ? try Witness(serverName: server.name, source: source.outputPorts[0], capacity: traceCapacity) : nil
         defer { witness?.stop() }
 
         var stress: Process?
         if let stressNG = PrivateJackServer.findExecutable("stress-ng") {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: stressNG)
-            process.arguments = ["--hdd", "1", "--hdd-bytes", "256M", "--cpu", "1", "--temp-path", folder,
-                                 "--timeout", "\(Int(seconds) + 30)s", "--quiet"]
+            process.arguments = [
+                "--hdd", "1", "--hdd-bytes", "256M", "--cpu", "1", "--temp-path", folder,
+                "--timeout", "\(Int(seconds) + 30)s", "--quiet",
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -112,7 +118,12 @@ struct Soak {
         } else {
             outcome.failures.append("stress-ng is not installed (Debian: apt-get install stress-ng): ran without load")
         }
-        defer { if let stress, stress.isRunning { stress.terminate(); stress.waitUntilExit() } }
+        defer {
+            if let stress, stress.isRunning {
+                stress.terminate()
+                stress.waitUntilExit()
+            }
+        }
 
         let take = folder + "/soak.wav"
         let log = folder + "/micmon.out"
@@ -121,8 +132,11 @@ struct Soak {
         switch recorder {
         case .record:
             recorderProcess.executableURL = URL(fileURLWithPath: micmon)
-            recorderProcess.arguments = ["record", take, "-s", server.name, "-n", "soak-rec", "-p", source.outputPorts[0], "-p", source.outputPorts[1],
-                                         "--duration", String(seconds), "--json"]
+            recorderProcess.arguments = [
+                "record", take, "-s", server.name, "-n", "soak-rec", "-p", source.outputPorts[0], "-p",
+                source.outputPorts[1],
+                "--duration", String(seconds), "--json",
+            ]
         case .meter:
             guard let meter = PrivateJackServer.findExecutable("jack_meter") else {
                 throw SoakError.missing("jack_meter (Debian: apt-get install jackmeter)")
@@ -156,8 +170,11 @@ struct Soak {
             rss = Self.residentKiB(pid) ?? rss
             outcome.rssMaxKiB = max(outcome.rssMaxKiB, rss)
             rssSamples.append((Date().timeIntervalSince(runStart), rss))
-            if keeps, Int(rssSamples.last!.0) % 60 == 0, let maps = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) {
-                try? maps.write(toFile: folder + "/smaps-\(Int(rssSamples.last!.0)).txt", atomically: false, encoding: .utf8)
+            if keeps, Int(rssSamples.last!.0) % 60 == 0,
+                let maps = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)
+            {
+                try? maps.write(
+                    toFile: folder + "/smaps-\(Int(rssSamples.last!.0)).txt", atomically: false, encoding: .utf8)
             }
         }
         outcome.rssEndKiB = rss
@@ -166,7 +183,9 @@ struct Soak {
             try? text.write(toFile: folder + "/rss.txt", atomically: false, encoding: .utf8)
         }
         if recorder == .meter {
-            while Date().timeIntervalSince(runStart) < seconds && recorderProcess.isRunning { Thread.sleep(forTimeInterval: 0.2) }
+            while Date().timeIntervalSince(runStart) < seconds && recorderProcess.isRunning {
+                Thread.sleep(forTimeInterval: 0.2)
+            }
             recorderProcess.terminate()
         }
         recorderProcess.waitUntilExit()
@@ -220,10 +239,15 @@ struct Soak {
         (outcome.frames, outcome.mismatches, outcome.firstMismatch) = try Self.verify(take)
 
         if outcome.exitCode != 0 { outcome.failures.append("micmon exited \(outcome.exitCode)") }
-        if outcome.framesDropped != 0 { outcome.failures.append("frames dropped: \(outcome.framesDropped.map(String.init) ?? "unknown")") }
-        if outcome.frames != outcome.expectedFrames { outcome.failures.append("take has \(outcome.frames) frames, expected \(outcome.expectedFrames)") }
+        if outcome.framesDropped != 0 {
+            outcome.failures.append("frames dropped: \(outcome.framesDropped.map(String.init) ?? "unknown")")
+        }
+        if outcome.frames != outcome.expectedFrames {
+            outcome.failures.append("take has \(outcome.frames) frames, expected \(outcome.expectedFrames)")
+        }
         if outcome.mismatches != 0 {
-            outcome.failures.append("\(outcome.mismatches) frames differ from the source (first at \(outcome.firstMismatch ?? -1))")
+            outcome.failures.append(
+                "\(outcome.mismatches) frames differ from the source (first at \(outcome.firstMismatch ?? -1))")
             outcome.jumps = (try? Self.jumps(take)) ?? []
             if witness != nil {
                 for index in outcome.jumps.indices where outcome.jumps[index].skipped > 0 {
@@ -234,14 +258,19 @@ struct Soak {
                     }
                 }
             }
-            outcome.failures.append("the take jumps against the source: " + outcome.jumps.prefix(10).map(\.description).joined(separator: "; "))
+            outcome.failures.append(
+                "the take jumps against the source: "
+                    + outcome.jumps.prefix(10).map(\.description).joined(separator: "; "))
         }
-        let explained = !outcome.jumps.isEmpty && outcome.jumps.count <= 100
+        let explained =
+            !outcome.jumps.isEmpty && outcome.jumps.count <= 100
             && outcome.jumps.allSatisfy { $0.skipped > 0 && $0.witnessLostThemToo == true }
-        outcome.onlyServerLosses = explained && outcome.exitCode == 0 && outcome.framesDropped == 0 && outcome.frames == outcome.expectedFrames
+        outcome.onlyServerLosses =
+            explained && outcome.exitCode == 0 && outcome.framesDropped == 0 && outcome.frames == outcome.expectedFrames
         if outcome.rssEndKiB - outcome.rssStartKiB > allowedGrowthKiB {
             outcome.onlyServerLosses = false
-            outcome.failures.append("RSS grew by \(outcome.rssEndKiB - outcome.rssStartKiB) KiB (allowed \(allowedGrowthKiB))")
+            outcome.failures.append(
+                "RSS grew by \(outcome.rssEndKiB - outcome.rssStartKiB) KiB (allowed \(allowedGrowthKiB))")
         }
         return outcome
     }
@@ -259,13 +288,17 @@ struct Soak {
             let count = buffer.withUnsafeMutableBufferPointer { reader.read(into: $0) }
             if count == 0 { break }
             if start == nil {
-                let match = buffer.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[0 ..< 2 * min(count, 64)])) }
+                let match = buffer.withUnsafeBufferPointer {
+                    ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[0 ..< 2 * min(count, 64)]))
+                }
                 guard let found = match.startFrame else { return (count, count, 0) }
                 start = found
             }
             for i in 0 ..< count {
                 let n = start! + UInt64(frames + i)
-                if buffer[2 * i] != ReferenceSignal.value(channel: 0, frame: n) || buffer[2 * i + 1] != ReferenceSignal.value(channel: 1, frame: n) {
+                if buffer[2 * i] != ReferenceSignal.value(channel: 0, frame: n)
+                    || buffer[2 * i + 1] != ReferenceSignal.value(channel: 1, frame: n)
+                {
                     mismatches += 1
                     if first == nil { first = frames + i }
                 }
@@ -297,15 +330,23 @@ extension Soak {
         var position = 0
         var expected: UInt64?
         while position < frames {
-            let window = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[2 * position ..< 2 * min(frames, position + 64)])) }
-            guard let start = window.startFrame else { position += 1; continue }
+            let window = samples.withUnsafeBufferPointer {
+                ReferenceSignal.match(
+                    interleaved: UnsafeBufferPointer(rebasing: $0[2 * position ..< 2 * min(frames, position + 64)]))
+            }
+            guard let start = window.startFrame else {
+                position += 1
+                continue
+            }
             if let expected, expected != start {
-                result.append(Jump(takeFrame: position, expectedSourceFrame: expected, skipped: Int64(start) - Int64(expected)))
+                result.append(
+                    Jump(takeFrame: position, expectedSourceFrame: expected, skipped: Int64(start) - Int64(expected)))
             }
             // Run forward while it matches.
             var i = position
             while i < frames && samples[2 * i] == ReferenceSignal.value(channel: 0, frame: start + UInt64(i - position))
-                    && samples[2 * i + 1] == ReferenceSignal.value(channel: 1, frame: start + UInt64(i - position)) { i += 1 }
+                && samples[2 * i + 1] == ReferenceSignal.value(channel: 1, frame: start + UInt64(i - position))
+            { i += 1 }
             expected = start + UInt64(i - position)
             position = i
             if result.count > 100 { break }
@@ -318,13 +359,16 @@ extension Soak {
     /// low 16 bits of that frame; the full frame of the first cycle comes from the source's trace
     /// (the source cycle with the same frame counter: source cycle k renders frame k × period),
     /// and the rest is unwrapped step by step.
-    static func framesNotGiven(_ cycles: [Witness.Cycle], source: [SourceCycle], period: Int) -> [(start: UInt64, frames: Int)] {
+    static func framesNotGiven(_ cycles: [Witness.Cycle], source: [SourceCycle], period: Int) -> [(
+        start: UInt64, frames: Int
+    )] {
         guard let first = cycles.first else { return [] }
         let low = UInt64(first.firstSourceFrameLowBits)
         var previous = low
         if let k = source.firstIndex(where: { $0.cycleStartFrame == first.cycleStartFrame }) {
             // The witness read that cycle's period, or one near it.
-            for candidate in [k, k - 1, k + 1, k - 2, k + 2] where candidate >= 0 && UInt64(candidate * period) & 0xFFFF == low {
+            for candidate in [k, k - 1, k + 1, k - 2, k + 2]
+            where candidate >= 0 && UInt64(candidate * period) & 0xFFFF == low {
                 previous = UInt64(candidate * period)
                 break
             }

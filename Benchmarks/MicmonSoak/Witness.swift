@@ -1,6 +1,6 @@
-import Platform
 import DSP
 import Jack
+import Platform
 
 /// A bare client beside micmon for the soak's diagnosis: one input fed by the source's first
 /// output, like micmon's in_1, that notes for each cycle what the server said (frame counter,
@@ -73,7 +73,8 @@ private func witnessProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPoi
     // SAFETY: count < capacity; only this thread writes the trace.
     state.pointee.cycles[state.pointee.count] = Witness.Cycle(
         cycleStartFrame: cycle.startFrame, framesSinceCycleStart: since, enteredUsecs: entered,
-        firstSourceFrameLowBits: UInt32(ReferenceSignal.frameLowBits(rampSample: buffer[0])), xrunsSoFar: state.pointee.xruns)
+        firstSourceFrameLowBits: UInt32(ReferenceSignal.frameLowBits(rampSample: buffer[0])),
+        xrunsSoFar: state.pointee.xruns)
     state.pointee.count += 1
     return 0
 }

@@ -46,8 +46,10 @@ public struct MeterReading: Sendable, BitwiseCopyable, Equatable {
     public var frameCount: UInt64
 
     @inlinable
-    public init(peak: Double = 0, hold: Double = 0, meanSquare: Double = 0, maxPeak: Double = 0,
-                clipCount: UInt64 = 0, sumOfSquares: Double = 0, frameCount: UInt64 = 0) {
+    public init(
+        peak: Double = 0, hold: Double = 0, meanSquare: Double = 0, maxPeak: Double = 0,
+        clipCount: UInt64 = 0, sumOfSquares: Double = 0, frameCount: UInt64 = 0
+    ) {
         self.peak = peak
         self.hold = hold
         self.meanSquare = meanSquare

@@ -87,8 +87,10 @@ public final class DelayEstimator {
     private var lastDelay: Double?
     private var onsetSearchIsOver = false
 
-    public init(signal: MeasurementSignal, maximumDelayFrames: Int, minimumPeakToNoise: Double = 10,
-                hopBeforeLock: Int? = nil, hopAfterLock: Int? = nil) {
+    public init(
+        signal: MeasurementSignal, maximumDelayFrames: Int, minimumPeakToNoise: Double = 10,
+        hopBeforeLock: Int? = nil, hopAfterLock: Int? = nil
+    ) {
         self.signal = signal
         period = signal.period
         self.maximumDelayFrames = maximumDelayFrames
@@ -173,7 +175,9 @@ public final class DelayEstimator {
     private func analyseWindow(at start: Int) -> DelayMeasurement? {
         windowsAnalysed += 1
         let offset = start - historyStart
-        let analysis = history.withUnsafeBufferPointer { circularDelay(of: UnsafeBufferPointer(rebasing: $0[offset ..< offset + period])) }
+        let analysis = history.withUnsafeBufferPointer {
+            circularDelay(of: UnsafeBufferPointer(rebasing: $0[offset ..< offset + period]))
+        }
         lastAnalysis = analysis
         guard analysis.windowRMS >= DelayEstimator.silenceRMS, analysis.peakToNoise >= minimumPeakToNoise else {
             if lockFrame == nil {
@@ -206,9 +210,10 @@ public final class DelayEstimator {
             state = .locked
         }
         lastDelay = delay
-        return DelayMeasurement(delayFrames: delay, isInverted: analysis.isInverted,
-                                peakToNoiseDecibels: 20 * DSPMath.log10(min(analysis.peakToNoise, 1e12)),
-                                gainDecibels: Decibels.amplitudeToDBFS(analysis.gain), availableAtFrame: start + period)
+        return DelayMeasurement(
+            delayFrames: delay, isInverted: analysis.isInverted,
+            peakToNoiseDecibels: 20 * DSPMath.log10(min(analysis.peakToNoise, 1e12)),
+            gainDecibels: Decibels.amplitudeToDBFS(analysis.gain), availableAtFrame: start + period)
     }
 
     /// The first candidate onset `wholeLag + k·N` (k ≥ 0, up to `maximumDelayFrames`) whose block
@@ -254,19 +259,25 @@ public final class DelayEstimator {
             return CircularDelay(lag: 0, isInverted: false, peakToNoise: 0, gain: 0, windowRMS: rms, peakValue: 0)
         }
         real.withUnsafeMutableBufferPointer { re in
-            imaginary.withUnsafeMutableBufferPointer { im in transform.transform(re.baseAddress!, im.baseAddress!, inverse: false) }
+            imaginary.withUnsafeMutableBufferPointer { im in
+                transform.transform(re.baseAddress!, im.baseAddress!, inverse: false)
+            }
         }
         // C = Y · conj(X).
         for k in 0 ..< n {
-            let yr = real[k], yi = imaginary[k]
-            let xr = referenceReal[k], xi = referenceImaginary[k]
+            let yr = real[k]
+            let yi = imaginary[k]
+            let xr = referenceReal[k]
+            let xi = referenceImaginary[k]
             crossReal[k] = yr * xr + yi * xi
             crossImaginary[k] = yi * xr - yr * xi
             real[k] = crossReal[k]
             imaginary[k] = crossImaginary[k]
         }
         real.withUnsafeMutableBufferPointer { re in
-            imaginary.withUnsafeMutableBufferPointer { im in transform.transform(re.baseAddress!, im.baseAddress!, inverse: true) }
+            imaginary.withUnsafeMutableBufferPointer { im in
+                transform.transform(re.baseAddress!, im.baseAddress!, inverse: true)
+            }
         }
         // real[τ]·(1/N) = Σ_n window[n] · reference[(n − τ) mod N].
         let scale = 1 / Double(n)
@@ -274,7 +285,10 @@ public final class DelayEstimator {
         var peakMagnitude = -1.0
         for tau in 0 ..< n {
             real[tau] *= scale
-            if real[tau].magnitude > peakMagnitude { peakMagnitude = real[tau].magnitude; peakIndex = tau }
+            if real[tau].magnitude > peakMagnitude {
+                peakMagnitude = real[tau].magnitude
+                peakIndex = tau
+            }
         }
         let peakValue = real[peakIndex]
         let sign: Double = peakValue < 0 ? -1 : 1
@@ -311,7 +325,8 @@ public final class DelayEstimator {
             var alignedSum = 0.0
             for k in fitBand {
                 // z = sign · C_k · e^{+i·2π·k·lag/N}
-                let cr = crossReal[k] * sign, ci = crossImaginary[k] * sign
+                let cr = crossReal[k] * sign
+                let ci = crossImaginary[k] * sign
                 let zr = cr * rotCos - ci * rotSin
                 let zi = cr * rotSin + ci * rotCos
                 let weight = zr * zr + zi * zi
@@ -332,8 +347,9 @@ public final class DelayEstimator {
         }
         while lag < 0 { lag += Double(n) }
         while lag >= Double(n) { lag -= Double(n) }
-        return CircularDelay(lag: lag, isInverted: sign < 0, peakToNoise: peakToNoise, gain: gain.magnitude,
-                             windowRMS: rms, peakValue: peakValue)
+        return CircularDelay(
+            lag: lag, isInverted: sign < 0, peakToNoise: peakToNoise, gain: gain.magnitude,
+            windowRMS: rms, peakValue: peakValue)
     }
 }
 
@@ -382,7 +398,9 @@ extension DSPMath {
 
     private static func atanSeries(_ z: Double) -> Double {
         let z2 = z * z
-        var term = z, sum = 0.0, n = 1.0
+        var term = z
+        var sum = 0.0
+        var n = 1.0
         while n < 48 {
             sum += term / n
             term *= -z2

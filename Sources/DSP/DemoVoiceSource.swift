@@ -48,8 +48,10 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
             r2 = Resonator(frequency: f2, bandwidth: 110, sampleRate: fs)
             r3 = Resonator(frequency: f3, bandwidth: 160, sampleRate: fs)
             let f = min(f1, 0.45 * fs)
-            gain = 1 / (r1.magnitude(at: f, sampleRate: fs) * r2.magnitude(at: f, sampleRate: fs)
-                        * r3.magnitude(at: f, sampleRate: fs))
+            gain =
+                1
+                / (r1.magnitude(at: f, sampleRate: fs) * r2.magnitude(at: f, sampleRate: fs)
+                    * r3.magnitude(at: f, sampleRate: fs))
         }
     }
 
@@ -62,12 +64,12 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
 
     let sampleRate: Double
     let vowels: (Vowel, Vowel, Vowel, Vowel, Vowel)
-    let radiansPerHertz: Double      // 2π / fs
-    let glide: Double                // f0 one-pole coefficient (≈ 60 ms)
-    let envelopeSmoothing: Double    // envelope one-pole coefficient (≈ 8 ms)
-    let delayFrames: Int             // reference path delay, < 64
+    let radiansPerHertz: Double  // 2π / fs
+    let glide: Double  // f0 one-pole coefficient (≈ 60 ms)
+    let envelopeSmoothing: Double  // envelope one-pole coefficient (≈ 8 ms)
+    let delayFrames: Int  // reference path delay, < 64
     let referenceGain: Double
-    let referenceLowPass: Double     // one-pole coefficient (≈ 4 kHz)
+    let referenceLowPass: Double  // one-pole coefficient (≈ 4 kHz)
 
     // PRNG (xorshift64*).
     var rng: UInt64
@@ -78,7 +80,7 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     var phraseF0 = 150.0
     var syllablesLeft = 0, syllableIndex = 0
     var pauseFramesLeft = 0
-    var syllablePosition = 0.0, syllableStep = 0.0   // u in 0…1 across a syllable
+    var syllablePosition = 0.0, syllableStep = 0.0  // u in 0…1 across a syllable
     var syllableAmplitude = 0.0
     var envelope = 0.0
     var vowelIndex = 0
@@ -94,11 +96,13 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     public init(sampleRate: Double, seed: UInt64) {
         precondition(sampleRate >= 8000 && sampleRate.isFinite, "sample rate must be ≥ 8000 Hz")
         self.sampleRate = sampleRate
-        vowels = (Vowel(730, 1090, 2440, sampleRate: sampleRate),   // a
-                  Vowel(530, 1840, 2480, sampleRate: sampleRate),   // e
-                  Vowel(270, 2290, 3010, sampleRate: sampleRate),   // i
-                  Vowel(570, 840, 2410, sampleRate: sampleRate),    // o
-                  Vowel(300, 870, 2240, sampleRate: sampleRate))    // u
+        vowels = (
+            Vowel(730, 1090, 2440, sampleRate: sampleRate),  // a
+            Vowel(530, 1840, 2480, sampleRate: sampleRate),  // e
+            Vowel(270, 2290, 3010, sampleRate: sampleRate),  // i
+            Vowel(570, 840, 2410, sampleRate: sampleRate),  // o
+            Vowel(300, 870, 2240, sampleRate: sampleRate)
+        )  // u
         radiansPerHertz = 2 * Double.pi / sampleRate
         glide = 1 - DSPMath.exp(-1 / (0.060 * sampleRate))
         envelopeSmoothing = 1 - DSPMath.exp(-1 / (0.008 * sampleRate))
@@ -116,7 +120,9 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     /// Renders `count` frames for both mics (≈ 50 ns a frame in release builds). Realtime
     /// thread: no locks, no allocation, no C calls.
     @_noLocks @_noAllocation
-    public mutating func render(primary: UnsafeMutablePointer<Float>, reference: UnsafeMutablePointer<Float>, count: Int) {
+    public mutating func render(
+        primary: UnsafeMutablePointer<Float>, reference: UnsafeMutablePointer<Float>, count: Int
+    ) {
         var i = 0
         while i < count {
             let voice = nextVoiceSample()
@@ -203,7 +209,8 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
 
         // Glottal oscillator: rotate the phasor by ω = 2π·f0/fs (Taylor series, ω < 0.2).
         f0 += glide * (f0Target - f0)
-        let w = f0 * radiansPerHertz, w2 = w * w
+        let w = f0 * radiansPerHertz
+        let w2 = w * w
         let cosW = 1 - w2 / 2 * (1 - w2 / 12 * (1 - w2 / 30 * (1 - w2 / 56)))
         let sinW = w * (1 - w2 / 6 * (1 - w2 / 20 * (1 - w2 / 42 * (1 - w2 / 72))))
         let re = phasorRe * cosW - phasorIm * sinW
@@ -226,11 +233,14 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
         default: vowel = vowels.4
         }
         let y1 = vowel.r1.a * source + vowel.r1.b * f1y1 + vowel.r1.c * f1y2
-        f1y2 = f1y1; f1y1 = y1
+        f1y2 = f1y1
+        f1y1 = y1
         let y2 = vowel.r2.a * y1 + vowel.r2.b * f2y1 + vowel.r2.c * f2y2
-        f2y2 = f2y1; f2y1 = y2
+        f2y2 = f2y1
+        f2y1 = y2
         let y3 = vowel.r3.a * y2 + vowel.r3.b * f3y1 + vowel.r3.c * f3y2
-        f3y2 = f3y1; f3y1 = y3
+        f3y2 = f3y1
+        f3y1 = y3
         return Self.voiceGain * vowel.gain * envelope * y3
     }
 }

@@ -27,15 +27,20 @@ final class FourierTransform: @unchecked Sendable {
         imaginary = fftw_malloc(size * MemoryLayout<Double>.stride)!.bindMemory(to: Double.self, capacity: size)
         real.initialize(repeating: 0, count: size)
         imaginary.initialize(repeating: 0, count: size)
-        let re = Int(bitPattern: real), im = Int(bitPattern: imaginary), n = Int32(size)
+        let re = Int(bitPattern: real)
+        let im = Int(bitPattern: imaginary)
+        let n = Int32(size)
         // In-place split-array plans on the own buffers. The inverse is the forward transform
         // with the real and imaginary arrays swapped: a plan of its own, because FFTW's new-array
         // execute requires the same ii − ri separation as the plan was made with.
         let addresses = fftwPlannerLock.withLock { _ -> (Int, Int) in
             var dimension = fftw_iodim(n: n, is: 1, os: 1)
-            let r = UnsafeMutablePointer<Double>(bitPattern: re), i = UnsafeMutablePointer<Double>(bitPattern: im)
-            return (Int(bitPattern: fftw_plan_guru_split_dft(1, &dimension, 0, nil, r, i, r, i, UInt32(FFTW_ESTIMATE))),
-                    Int(bitPattern: fftw_plan_guru_split_dft(1, &dimension, 0, nil, i, r, i, r, UInt32(FFTW_ESTIMATE))))
+            let r = UnsafeMutablePointer<Double>(bitPattern: re)
+            let i = UnsafeMutablePointer<Double>(bitPattern: im)
+            return (
+                Int(bitPattern: fftw_plan_guru_split_dft(1, &dimension, 0, nil, r, i, r, i, UInt32(FFTW_ESTIMATE))),
+                Int(bitPattern: fftw_plan_guru_split_dft(1, &dimension, 0, nil, i, r, i, r, UInt32(FFTW_ESTIMATE)))
+            )
         }
         forwardPlan = OpaquePointer(bitPattern: addresses.0)!
         inversePlan = OpaquePointer(bitPattern: addresses.1)!

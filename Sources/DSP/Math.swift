@@ -26,15 +26,16 @@ enum DSPMath {
         // x = k·ln2 + r, |r| ≤ ln2/2; e^r by its Taylor series (r^18/18! < 2e-25).
         let k = roundToInt(x * 1.4426950408889634)
         let r = (x - Double(k) * ln2Hi) - Double(k) * ln2Lo
-        var term = 1.0, sum = 1.0
-        for n in 1...17 {
+        var term = 1.0
+        var sum = 1.0
+        for n in 1 ... 17 {
             term *= r / Double(n)
             sum += term
         }
         // 2^k in two steps so subnormal results stay exact-ish.
         let half = k / 2
         return sum * Double(sign: .plus, exponent: half, significand: 1)
-                   * Double(sign: .plus, exponent: k - half, significand: 1)
+            * Double(sign: .plus, exponent: k - half, significand: 1)
     }
 
     /// Natural logarithm. −∞ for 0, NaN for negatives and NaN, +∞ for +∞.
@@ -45,9 +46,14 @@ enum DSPMath {
         // x = m·2^e with m in [√½, √2); ln m = 2·atanh(s), s = (m−1)/(m+1), |s| ≤ 0.172.
         var e = Int(x.exponent)
         var m = x.significand  // [1, 2)
-        if m > 1.4142135623730951 { m /= 2; e += 1 }
-        let s = (m - 1) / (m + 1), s2 = s * s
-        var power = s, sum = 0.0
+        if m > 1.4142135623730951 {
+            m /= 2
+            e += 1
+        }
+        let s = (m - 1) / (m + 1)
+        let s2 = s * s
+        var power = s
+        var sum = 0.0
         var n = 1.0
         while n < 30 {  // s^31/31 < 1e-25
             sum += power / n
@@ -70,8 +76,10 @@ enum DSPMath {
         let q = roundToInt(x * 0.6366197723675814)
         let r = (x - Double(q) * 1.5707963267341256) - Double(q) * 6.077100506506192e-11
         let r2 = r * r
-        var s = 0.0, c = 0.0
-        var ts = r, tc = 1.0
+        var s = 0.0
+        var c = 0.0
+        var ts = r
+        var tc = 1.0
         var n = 0.0
         while n < 22 {  // (π/4)^24/24! < 1e-25
             s += ts

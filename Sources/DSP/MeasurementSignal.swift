@@ -22,7 +22,8 @@ public struct MeasurementSignal: Sendable {
 
     /// One period of `period` samples (a power of two ≥ 256) with peak `amplitude`.
     public init(period: Int = 4096, amplitude: Float = 0.5) {
-        precondition(period >= 256 && period.nonzeroBitCount == 1, "the measurement period must be a power of two ≥ 256")
+        precondition(
+            period >= 256 && period.nonzeroBitCount == 1, "the measurement period must be a power of two ≥ 256")
         precondition(amplitude > 0 && amplitude <= 1)
         self.period = period
         self.amplitude = amplitude

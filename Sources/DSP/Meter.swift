@@ -107,17 +107,27 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     /// −200 dB are flushed to 0 so long silences never reach denormals.
     @_noLocks @_noAllocation
     public mutating func process(_ samples: UnsafePointer<Float>, count: Int, coefficients c: MeterCoefficients) {
-        let decay = c.peakDecay, retain = c.rmsRetain, gain = c.rmsGain, holdFrames = c.holdFrames
-        var peak = self.peak, hold = self.hold, holdLeft = self.holdFramesLeft
-        var meanSquare = self.meanSquare, maxPeak = self.maxPeak
-        var clips = self.clipCount, sum = self.sumOfSquares
+        let decay = c.peakDecay
+        let retain = c.rmsRetain
+        let gain = c.rmsGain
+        let holdFrames = c.holdFrames
+        var peak = self.peak
+        var hold = self.hold
+        var holdLeft = self.holdFramesLeft
+        var meanSquare = self.meanSquare
+        var maxPeak = self.maxPeak
+        var clips = self.clipCount
+        var sum = self.sumOfSquares
         var i = 0
         while i < count {
             var x = Double(samples[i])
             var a = x.magnitude
             if !(a < 1) {  // |x| ≥ 1, or NaN
                 clips &+= 1
-                if !(a <= .greatestFiniteMagnitude) { x = 0; a = 0 }  // NaN, ±∞: meter silence
+                if !(a <= .greatestFiniteMagnitude) {
+                    x = 0
+                    a = 0
+                }  // NaN, ±∞: meter silence
             }
             let square = x * x
             sum += square
@@ -169,11 +179,14 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     /// The hold counter runs as a Double lane (exact below 2^53 frames); a hold longer than
     /// that (never from `MeterCoefficients` at any real rate) takes the per-channel path.
     @_noLocks @_noAllocation
-    public static func processStereo(_ meters: UnsafeMutablePointer<ChannelMeter>, left: UnsafePointer<Float>,
-                                     right: UnsafePointer<Float>, count: Int, coefficients c: MeterCoefficients) {
+    public static func processStereo(
+        _ meters: UnsafeMutablePointer<ChannelMeter>, left: UnsafePointer<Float>,
+        right: UnsafePointer<Float>, count: Int, coefficients c: MeterCoefficients
+    ) {
         guard count > 0 else { return }
         // SAFETY: the caller passes two initialized meters.
-        let l = meters[0], r = meters[1]
+        let l = meters[0]
+        let r = meters[1]
         guard c.holdFrames < 1 << 53, l.holdFramesLeft < 1 << 53, r.holdFramesLeft < 1 << 53 else {
             // SAFETY: the caller passes two meters and two inputs of `count` samples.
             meters[0].process(left, count: count, coefficients: c)
@@ -182,23 +195,32 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
             return
         }
         typealias Lanes = SIMD2<Double>
-        let decay = Lanes(repeating: c.peakDecay), retain = Lanes(repeating: c.rmsRetain)
+        let decay = Lanes(repeating: c.peakDecay)
+        let retain = Lanes(repeating: c.rmsRetain)
         let gain = Lanes(repeating: c.rmsGain)
-        let zero = Lanes(repeating: 0), msFloor = Lanes(repeating: 1e-20), peakFloor = Lanes(repeating: 1e-10)
-        let peakSafe = Lanes(repeating: c.peakStaysAboveFloor), msSafe = Lanes(repeating: c.meanSquareStaysAboveFloor)
-        var peak = Lanes(l.peak, r.peak), hold = Lanes(l.hold, r.hold)
+        let zero = Lanes(repeating: 0)
+        let msFloor = Lanes(repeating: 1e-20)
+        let peakFloor = Lanes(repeating: 1e-10)
+        let peakSafe = Lanes(repeating: c.peakStaysAboveFloor)
+        let msSafe = Lanes(repeating: c.meanSquareStaysAboveFloor)
+        var peak = Lanes(l.peak, r.peak)
+        var hold = Lanes(l.hold, r.hold)
         var holdLeft = Lanes(Double(l.holdFramesLeft), Double(r.holdFramesLeft))
-        var meanSquare = Lanes(l.meanSquare, r.meanSquare), maxPeak = Lanes(l.maxPeak, r.maxPeak)
-        var clips = SIMD2<UInt64>(l.clipCount, r.clipCount), sum = Lanes(l.sumOfSquares, r.sumOfSquares)
+        var meanSquare = Lanes(l.meanSquare, r.meanSquare)
+        var maxPeak = Lanes(l.maxPeak, r.maxPeak)
+        var clips = SIMD2<UInt64>(l.clipCount, r.clipCount)
+        var sum = Lanes(l.sumOfSquares, r.sumOfSquares)
 
         var start = 0
         while start < count {
             let n = min(count &- start, MeterCoefficients.fastRunFrames)
             // SAFETY: start + n ≤ count, and both inputs hold `count` samples.
-            let runLeft = left + start, runRight = right + start
+            let runLeft = left + start
+            let runRight = right + start
             let run = scan(runLeft, runRight, count: n)
             let frames = Lanes(repeating: Double(n))
-            let isSteady = (run.largest .< hold) .& (holdLeft .>= frames) .& (peak .>= peakSafe) .& (meanSquare .>= msSafe)
+            let isSteady =
+                (run.largest .< hold) .& (holdLeft .>= frames) .& (peak .>= peakSafe) .& (meanSquare .>= msSafe)
             var i = 0
             if run.isClean && all(isSteady) {
                 while i < n {
@@ -214,9 +236,11 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
                 holdLeft -= frames
                 maxPeak = maxPeak.replacing(with: run.largest, where: run.largest .> maxPeak)
             } else {
-                let one = Lanes(repeating: 1), greatest = Lanes(repeating: .greatestFiniteMagnitude)
+                let one = Lanes(repeating: 1)
+                let greatest = Lanes(repeating: .greatestFiniteMagnitude)
                 let holdFrames = Lanes(repeating: Double(c.holdFrames))
-                let clipStep = SIMD2<UInt64>(repeating: 1), noClip = SIMD2<UInt64>(repeating: 0)
+                let clipStep = SIMD2<UInt64>(repeating: 1)
+                let noClip = SIMD2<UInt64>(repeating: 0)
                 while i < n {
                     // |x| in Float, then widened: the same value as Double(x).magnitude. x² = |x|²
                     // exactly, so the per-channel path's signed x is not needed.
@@ -241,7 +265,8 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
                     var fell = peak.replacing(with: h, where: h .> peak)
                     fell.replace(with: zero, where: fell .< peakFloor)
                     hold = fell.replacing(with: hold, where: counting).replacing(with: a, where: reset)
-                    holdLeft = holdLeft.replacing(with: holdLeft - one, where: counting).replacing(with: holdFrames, where: reset)
+                    holdLeft = holdLeft.replacing(with: holdLeft - one, where: counting).replacing(
+                        with: holdFrames, where: reset)
 
                     maxPeak = maxPeak.replacing(with: a, where: a .> maxPeak)
                     i &+= 1
@@ -251,11 +276,13 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         }
         let frames = UInt64(truncatingIfNeeded: count)
         // SAFETY: the caller passes two initialized meters.
-        meters[0].store(peak: peak[0], hold: hold[0], holdLeft: holdLeft[0], meanSquare: meanSquare[0],
-                        maxPeak: maxPeak[0], clips: clips[0], sum: sum[0], frames: frames)
+        meters[0].store(
+            peak: peak[0], hold: hold[0], holdLeft: holdLeft[0], meanSquare: meanSquare[0],
+            maxPeak: maxPeak[0], clips: clips[0], sum: sum[0], frames: frames)
         // SAFETY: as above.
-        meters[1].store(peak: peak[1], hold: hold[1], holdLeft: holdLeft[1], meanSquare: meanSquare[1],
-                        maxPeak: maxPeak[1], clips: clips[1], sum: sum[1], frames: frames)
+        meters[1].store(
+            peak: peak[1], hold: hold[1], holdLeft: holdLeft[1], meanSquare: meanSquare[1],
+            maxPeak: maxPeak[1], clips: clips[1], sum: sum[1], frames: frames)
     }
 
     /// Each channel's largest |x| over `count` samples, and whether every sample of both is
@@ -264,30 +291,38 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     @_noLocks @_noAllocation
     @inline(__always)
     static func scan(_ left: UnsafePointer<Float>, _ right: UnsafePointer<Float>, count: Int)
-        -> (largest: SIMD2<Double>, isClean: Bool) {
+        -> (largest: SIMD2<Double>, isClean: Bool)
+    {
         let magnitudeBits = SIMD4<UInt32>(repeating: 0x7FFF_FFFF)
         let one = SIMD4<Float>(repeating: 1)
-        var largestLeft = SIMD4<Float>(repeating: 0), largestRight = largestLeft
+        var largestLeft = SIMD4<Float>(repeating: 0)
+        var largestRight = largestLeft
         var clean = SIMDMask<SIMD4<Int32>>(repeating: true)
-        let rawLeft = UnsafeRawPointer(left), rawRight = UnsafeRawPointer(right)
+        let rawLeft = UnsafeRawPointer(left)
+        let rawRight = UnsafeRawPointer(right)
         var i = 0
         while i &+ 4 <= count {
             // SAFETY: i + 4 ≤ count samples; unaligned loads of four Floats, magnitudes by their bits.
-            let a = unsafeBitCast(rawLeft.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
-                                  to: SIMD4<Float>.self)
+            let a = unsafeBitCast(
+                rawLeft.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
+                to: SIMD4<Float>.self)
             // SAFETY: as above.
-            let b = unsafeBitCast(rawRight.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
-                                  to: SIMD4<Float>.self)
+            let b = unsafeBitCast(
+                rawRight.loadUnaligned(fromByteOffset: i &* 4, as: SIMD4<UInt32>.self) & magnitudeBits,
+                to: SIMD4<Float>.self)
             clean .&= (a .< one) .& (b .< one)
             largestLeft = largestLeft.replacing(with: a, where: a .> largestLeft)
             largestRight = largestRight.replacing(with: b, where: b .> largestRight)
             i &+= 4
         }
         // Fold the four lanes: [0, 1] against [2, 3], then 0 against 1.
-        let pairs = SIMD4<Float>(lowHalf: SIMD2(largestLeft[0], largestLeft[1]), highHalf: SIMD2(largestRight[0], largestRight[1]))
-        let others = SIMD4<Float>(lowHalf: SIMD2(largestLeft[2], largestLeft[3]), highHalf: SIMD2(largestRight[2], largestRight[3]))
+        let pairs = SIMD4<Float>(
+            lowHalf: SIMD2(largestLeft[0], largestLeft[1]), highHalf: SIMD2(largestRight[0], largestRight[1]))
+        let others = SIMD4<Float>(
+            lowHalf: SIMD2(largestLeft[2], largestLeft[3]), highHalf: SIMD2(largestRight[2], largestRight[3]))
         let halves = pairs.replacing(with: others, where: others .> pairs)
-        var largest = SIMD2<Float>(halves[0] > halves[1] ? halves[0] : halves[1], halves[2] > halves[3] ? halves[2] : halves[3])
+        var largest = SIMD2<Float>(
+            halves[0] > halves[1] ? halves[0] : halves[1], halves[2] > halves[3] ? halves[2] : halves[3])
         var isClean = all(clean)
         while i < count {
             // SAFETY: i < count samples.
@@ -302,8 +337,10 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     /// One lane of `processStereo`'s state back into this meter. Realtime thread.
     @_noLocks @_noAllocation
     @inline(__always)
-    mutating func store(peak: Double, hold: Double, holdLeft: Double, meanSquare: Double, maxPeak: Double,
-                        clips: UInt64, sum: Double, frames: UInt64) {
+    mutating func store(
+        peak: Double, hold: Double, holdLeft: Double, meanSquare: Double, maxPeak: Double,
+        clips: UInt64, sum: Double, frames: UInt64
+    ) {
         self.peak = peak
         self.hold = hold
         self.holdFramesLeft = Int(holdLeft)
@@ -318,7 +355,8 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     /// `@_noLocks` callers in other modules can see it is a plain copy).
     @inlinable
     public var reading: MeterReading {
-        MeterReading(peak: peak, hold: hold, meanSquare: meanSquare, maxPeak: maxPeak,
-                     clipCount: clipCount, sumOfSquares: sumOfSquares, frameCount: frameCount)
+        MeterReading(
+            peak: peak, hold: hold, meanSquare: meanSquare, maxPeak: maxPeak,
+            clipCount: clipCount, sumOfSquares: sumOfSquares, frameCount: frameCount)
     }
 }

@@ -18,7 +18,6 @@
 // A single-channel speech-presence tracker on the primary replaces the PLD estimate (and the
 // canceller's output) when the reference is unusable.
 
-
 /// Why a suppressor cannot be made.
 public enum NoiseSuppressorError: Error, Equatable, CustomStringConvertible {
     case unsupportedSampleRate(Int)
@@ -205,7 +204,8 @@ public final class NoiseSuppressor: @unchecked Sendable {
         }
         self.sampleRate = sampleRate
         let c = NoiseSuppressorCoefficients(sampleRate: sampleRate)
-        let n = c.frameLength, k = c.binCount
+        let n = c.frameLength
+        let k = c.binCount
 
         func floats(_ count: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
@@ -220,12 +220,13 @@ public final class NoiseSuppressor: @unchecked Sendable {
         let m = c.hop
         let window = floats(n)
         let synthesisWindow = floats(2 * m)
-        for i in 0..<n {
-            window[i] = i < n - m
+        for i in 0 ..< n {
+            window[i] =
+                i < n - m
                 ? Float(DSPMath.sin(Double.pi * Double(i) / Double(2 * (n - m))))
                 : Float(DSPMath.cos(Double.pi * Double(i - (n - m)) / Double(2 * m)))
         }
-        for j in 0..<(2 * m) {
+        for j in 0 ..< (2 * m) {
             let hann = DSPMath.sin(Double.pi * Double(j) / Double(2 * m))
             synthesisWindow[j] = Float(hann * hann) / window[n - 2 * m + j]
         }
@@ -233,8 +234,9 @@ public final class NoiseSuppressor: @unchecked Sendable {
         let primarySpectrum = AlignedBuffer.bins(k)
         let cleanSpectrum = AlignedBuffer.bins(k)
         let transformOutput = AlignedBuffer.floats(n)
-        guard let transform = RealFourierTransform(
-            size: n, input: transformInput, spectrum: primarySpectrum, output: transformOutput)
+        guard
+            let transform = RealFourierTransform(
+                size: n, input: transformInput, spectrum: primarySpectrum, output: transformOutput)
         else {
             window.deallocate()
             synthesisWindow.deallocate()
@@ -247,16 +249,17 @@ public final class NoiseSuppressor: @unchecked Sendable {
         let scalars = UnsafeMutablePointer<NoiseSuppressorScalars>.allocate(capacity: 1)
         scalars.initialize(to: NoiseSuppressorScalars())
         let kernel = UnsafeMutablePointer<NoiseSuppressorKernel>.allocate(capacity: 1)
-        kernel.initialize(to: NoiseSuppressorKernel(
-            coefficients: c, scalars: scalars, window: window,
-            primaryHistory: floats(n), referenceHistory: floats(n),
-            transformInput: transformInput, primarySpectrum: primarySpectrum,
-            referenceSpectrum: AlignedBuffer.bins(k), cleanSpectrum: cleanSpectrum,
-            transformOutput: transformOutput, synthesisWindow: synthesisWindow,
-            overlap: floats(c.hop), outputHop: floats(c.hop),
-            primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
-            trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-            canceller: floats(9 * k), transform: transform))
+        kernel.initialize(
+            to: NoiseSuppressorKernel(
+                coefficients: c, scalars: scalars, window: window,
+                primaryHistory: floats(n), referenceHistory: floats(n),
+                transformInput: transformInput, primarySpectrum: primarySpectrum,
+                referenceSpectrum: AlignedBuffer.bins(k), cleanSpectrum: cleanSpectrum,
+                transformOutput: transformOutput, synthesisWindow: synthesisWindow,
+                overlap: floats(c.hop), outputHop: floats(c.hop),
+                primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
+                trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
+                canceller: floats(9 * k), transform: transform))
         kernelPointer = UnsafePointer(kernel)
     }
 
@@ -264,8 +267,10 @@ public final class NoiseSuppressor: @unchecked Sendable {
         let k = kernel
         k.transform.destroy()
         k.scalars.deallocate()
-        for p in [k.window, k.synthesisWindow, k.primaryHistory, k.referenceHistory, k.overlap, k.outputHop, k.primaryPSD,
-                  k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.canceller] {
+        for p in [
+            k.window, k.synthesisWindow, k.primaryHistory, k.referenceHistory, k.overlap, k.outputHop, k.primaryPSD,
+            k.referencePSD, k.differenceNoise, k.trackedNoise, k.trackerPresence, k.previousClean, k.canceller,
+        ] {
             p.deallocate()
         }
         AlignedBuffer.free(k.transformInput)

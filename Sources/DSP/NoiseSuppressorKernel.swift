@@ -37,12 +37,14 @@ extension NoiseSuppressorKernel {
     @_noLocks @_noAllocation
     func analyseFrame() {
         let c = coefficients
-        let n = c.frameLength, hop = c.hop, bins = c.binCount
+        let n = c.frameLength
+        let hop = c.hop
+        let bins = c.binCount
 
         // Analysis: window each mic and transform.
-        for i in 0..<n { transformInput[i] = primaryHistory[i] * window[i] }
+        for i in 0 ..< n { transformInput[i] = primaryHistory[i] * window[i] }
         transform.forward(transformInput, into: primarySpectrum)
-        for i in 0..<n { transformInput[i] = referenceHistory[i] * window[i] }
+        for i in 0 ..< n { transformInput[i] = referenceHistory[i] * window[i] }
         transform.forward(transformInput, into: referenceSpectrum)
         // Slide the histories by one hop.
         copyFloats(primaryHistory, from: primaryHistory + hop, count: n - hop)
@@ -56,8 +58,9 @@ extension NoiseSuppressorKernel {
         let psdRetain = startup ? 1 - startWeight : c.psdRetain
 
         // Per-bin powers and the smoothed PSDs; their band sums give the broadband level difference.
-        var primaryBand: Float = 1e-20, referenceBand: Float = 1e-20
-        for k in 0..<bins {
+        var primaryBand: Float = 1e-20
+        var referenceBand: Float = 1e-20
+        for k in 0 ..< bins {
             let p1 = power(primarySpectrum[k])
             let p2 = power(referenceSpectrum[k])
             let s1 = psdRetain * primaryPSD[k] + (1 - psdRetain) * p1
@@ -87,7 +90,8 @@ extension NoiseSuppressorKernel {
             state.calibrationDecibels += (1 - c.calibrationRetain) * (difference - state.calibrationDecibels)
         } else if difference > state.calibrationDecibels + c.speechGateDecibels {
             let r = c.speechDifferenceRetain
-            let excess = min(max(difference - state.calibrationDecibels, c.speechDifferenceFloor), c.speechDifferenceCeiling)
+            let excess = min(
+                max(difference - state.calibrationDecibels, c.speechDifferenceFloor), c.speechDifferenceCeiling)
             state.speechDifferenceDecibels = r * state.speechDifferenceDecibels + (1 - r) * excess
         }
         // Reference → primary scale for far-field sound, and the talker's power ratio
@@ -103,10 +107,11 @@ extension NoiseSuppressorKernel {
         let trackerSNR = c.trackerPrioriSNR
         let trackerExponent = trackerSNR / (1 + trackerSNR)
         let trackerNormaliser = 1 + trackerSNR
-        for k in 0..<bins {
+        for k in 0 ..< bins {
             let x1 = primarySpectrum[k]
             let p1 = power(x1)
-            let s1 = primaryPSD[k], s2 = referencePSD[k] * calibration
+            let s1 = primaryPSD[k]
+            let s2 = referencePSD[k] * calibration
 
             let (y, residual) = cancelNoise(
                 bin: k, primary: x1, primaryPower: p1, primaryPSD: s1, psdRetain: psdRetain,
@@ -127,7 +132,8 @@ extension NoiseSuppressorKernel {
             trackerPresence[k] = sticky
             if sticky > 0.99 { presence = min(presence, 0.99) }
             let trackerTarget = presence * tracked + (1 - presence) * p1
-            let trackerNoise = startup
+            let trackerNoise =
+                startup
                 ? trackerRetain * tracked + (1 - trackerRetain) * p1
                 : trackerRetain * tracked + (1 - trackerRetain) * trackerTarget
             trackedNoise[k] = trackerNoise
@@ -160,7 +166,7 @@ extension NoiseSuppressorKernel {
         transform.inverse(cleanSpectrum, into: transformOutput)
         let scale = c.synthesisScale
         let start = n - 2 * hop
-        for i in 0..<hop {
+        for i in 0 ..< hop {
             outputHop[i] = overlap[i] + transformOutput[start + i] * synthesisWindow[i] * scale
             overlap[i] = transformOutput[start + hop + i] * synthesisWindow[hop + i] * scale
         }
@@ -177,14 +183,16 @@ extension NoiseSuppressorKernel {
         bin k: Int, primary x1: SpectrumBin, primaryPower p1: Float, primaryPSD s1: Float,
         psdRetain: Float, isSpeechFrame: Bool, isNoiseFrame: Bool
     ) -> (output: SpectrumBin, residual: Float) {
-        let c = coefficients, bins = c.binCount
+        let c = coefficients
+        let bins = c.binCount
         let x2 = referenceSpectrum[k]
         // Cross-PSD reference × conj(primary).
         let crossRe = psdRetain * canceller[k] + (1 - psdRetain) * (x2.0 * x1.0 + x2.1 * x1.1)
         let crossIm = psdRetain * canceller[bins + k] + (1 - psdRetain) * (x2.1 * x1.0 - x2.0 * x1.1)
         canceller[k] = crossRe
         canceller[bins + k] = crossIm
-        var hRe = canceller[2 * bins + k], hIm = canceller[3 * bins + k]
+        var hRe = canceller[2 * bins + k]
+        var hIm = canceller[3 * bins + k]
         if isSpeechFrame {
             let r = c.speechTransferRetain
             let inverse = 1 / max(s1, 1e-20)
@@ -198,7 +206,8 @@ extension NoiseSuppressorKernel {
         let uIm = x2.1 - (hRe * x1.1 + hIm * x1.0)
         let blocked = c.blockedRetain * canceller[6 * bins + k] + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
         canceller[6 * bins + k] = blocked
-        var wRe = canceller[4 * bins + k], wIm = canceller[5 * bins + k]
+        var wRe = canceller[4 * bins + k]
+        var wIm = canceller[5 * bins + k]
         let y = (x1.0 - (wRe * uRe - wIm * uIm), x1.1 - (wRe * uIm + wIm * uRe))
         if isNoiseFrame {
             // (The floor keeps the step finite when the blocked signal vanishes, e.g. DC.)
@@ -235,7 +244,7 @@ var admissibleMagnitude: Float { 16 }
 /// infinity affects only the frames that hold it. Finite audio passes unchanged.
 @inline(__always) @_noLocks @_noAllocation
 func copyAdmissible(_ destination: UnsafeMutablePointer<Float>, from source: UnsafePointer<Float>, count: Int) {
-    for i in 0..<count {
+    for i in 0 ..< count {
         // SAFETY: the callers pass ranges inside buffers of at least `count` floats.
         let x = source[i]
         destination[i] = x.isFinite ? min(max(x, -admissibleMagnitude), admissibleMagnitude) : 0

@@ -26,7 +26,10 @@ public enum ReferenceSignal {
 
     /// Fills `count` frames of both channels starting at source frame `start`. Realtime-safe.
     @inlinable
-    public static func render(into first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, count: Int, startFrame start: UInt64) {
+    public static func render(
+        into first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, count: Int,
+        startFrame start: UInt64
+    ) {
         var i = 0
         while i < count {
             first[i] = value(channel: 0, frame: start &+ UInt64(i))
@@ -49,18 +52,24 @@ public enum ReferenceSignal {
     /// frames that differ, with `sample(frame, channel)` reading the recording and
     /// `expected(value)` mapping a signal value to what the recording should hold (identity for
     /// float; a quantizer for PCM). Not for the realtime thread.
-    public static func match<Sample: Equatable>(frameCount: Int, rampLowBits: UInt64, sample: (Int, Int) -> Sample,
-                                               expected: (Float) -> Sample) -> Match {
+    public static func match<Sample: Equatable>(
+        frameCount: Int, rampLowBits: UInt64, sample: (Int, Int) -> Sample,
+        expected: (Float) -> Sample
+    ) -> Match {
         guard frameCount > 0 else { return Match(startFrame: nil, mismatchedFrames: 0, firstMismatch: nil) }
         func matches(_ i: Int, _ n: UInt64) -> Bool {
-            sample(i, 0) == expected(value(channel: 0, frame: n)) && sample(i, 1) == expected(value(channel: 1, frame: n))
+            sample(i, 0) == expected(value(channel: 0, frame: n))
+                && sample(i, 1) == expected(value(channel: 1, frame: n))
         }
         // Channel 1 gives the low 16 bits of the source frame; channel 2 (a hash of the whole
         // index) pins down the rest.
         var start: UInt64?
         for high in UInt64(0) ..< 4_000_000 {
             let n = rampLowBits + high << 16
-            if (0 ..< min(frameCount, 8)).allSatisfy({ matches($0, n + UInt64($0)) }) { start = n; break }
+            if (0 ..< min(frameCount, 8)).allSatisfy({ matches($0, n + UInt64($0)) }) {
+                start = n
+                break
+            }
         }
         guard let start else { return Match(startFrame: nil, mismatchedFrames: frameCount, firstMismatch: 0) }
         var mismatched = 0

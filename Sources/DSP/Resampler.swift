@@ -32,8 +32,10 @@ public final class Resampler {
     /// Converts as much of `input` as fits in `output`. Returns the input frames used and the
     /// output frames made. Pass `endOfInput` once no more input will follow, and keep calling
     /// until it makes no more output.
-    public func process(input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
-                        endOfInput: Bool) throws(Failure) -> (inputFramesUsed: Int, outputFrames: Int) {
+    public func process(
+        input: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>,
+        endOfInput: Bool
+    ) throws(Failure) -> (inputFramesUsed: Int, outputFrames: Int) {
         var data = SRC_DATA()
         data.data_in = input.baseAddress
         data.input_frames = input.count / channelCount

@@ -45,18 +45,22 @@ public final class CallbackStatistics {
         guard slices.count > 0 else { return }
         // One access to each stored property for the whole fold, not one per cycle (the class's
         // properties are checked for exclusive access on every access otherwise).
-        Self.fold(slices.first, lateness: &lateness, execution: &execution,
-                  overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
-        Self.fold(slices.second, lateness: &lateness, execution: &execution,
-                  overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
+        Self.fold(
+            slices.first, lateness: &lateness, execution: &execution,
+            overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
+        Self.fold(
+            slices.second, lateness: &lateness, execution: &execution,
+            overrunCount: &overrunCount, overrunCycleStarts: &overrunCycleStarts)
         let last = slices[slices.count - 1]
         periodUsecs = Double(last.periodUsecs)
         periodFrames = Int(last.periodFrames)
         timings.commitRead(count: slices.count)
     }
 
-    private static func fold(_ segment: UnsafeBufferPointer<CycleTiming>, lateness: inout Histogram, execution: inout Histogram,
-                             overrunCount: inout UInt64, overrunCycleStarts: inout [UInt64]) {
+    private static func fold(
+        _ segment: UnsafeBufferPointer<CycleTiming>, lateness: inout Histogram, execution: inout Histogram,
+        overrunCount: inout UInt64, overrunCycleStarts: inout [UInt64]
+    ) {
         for timing in segment {
             lateness.add(Double(timing.latenessUsecs))
             execution.add(Double(timing.executionUsecs))
@@ -74,7 +78,8 @@ public final class CallbackStatistics {
                 p99: histogram.percentile(0.99) ?? 0, p999: histogram.percentile(0.999) ?? 0,
                 max: histogram.count > 0 ? histogram.maximum : 0, mean: histogram.mean)
         }
-        return CallbackTimingSummary(cycles: execution.count, lateness: percentiles(lateness), execution: percentiles(execution),
-                                     periodUsecs: periodUsecs, periodFrames: periodFrames, cyclesMissed: cyclesMissed)
+        return CallbackTimingSummary(
+            cycles: execution.count, lateness: percentiles(lateness), execution: percentiles(execution),
+            periodUsecs: periodUsecs, periodFrames: periodFrames, cyclesMissed: cyclesMissed)
     }
 }

@@ -21,8 +21,9 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         channel += 1
     }
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
-    kernel.pointee.process(frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame,
-                           knowsCycleFrame: stamp.startUsecs > 0)
+    kernel.pointee.process(
+        frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame,
+        knowsCycleFrame: stamp.startUsecs > 0)
     if let monitor = kernel.pointee.monitor {
         var output = 0
         while output < monitor.count {

@@ -108,7 +108,8 @@ struct CaptureKernel {
         var channel = 0
         if channelCount == 2 {
             // SAFETY: `meters` and `inputs` hold ≥ two entries; each input has ≥ frames samples.
-            ChannelMeter.processStereo(meters, left: inputs[0], right: inputs[1], count: frames, coefficients: meterCoefficients)
+            ChannelMeter.processStereo(
+                meters, left: inputs[0], right: inputs[1], count: frames, coefficients: meterCoefficients)
             // SAFETY: the mailbox slots hold ≥ two readings.
             readings[0] = meters[0]
             // SAFETY: as above.
@@ -195,7 +196,9 @@ struct CaptureKernel {
     /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false
     /// (and writes nothing) when the ring or the drop log has no room. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer) -> Bool {
+    private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer)
+        -> Bool
+    {
         if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
         let channelCount = recordedChannelCount
         guard let slices = samples.writableSlices(count: frames * channelCount) else { return false }
@@ -207,9 +210,11 @@ struct CaptureKernel {
         }
         // The ring holds whole frames, so the wrap point falls on a frame boundary.
         let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
-        Self.interleave(recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
-        Self.interleave(recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
-                        frameCount: frames - framesInFirst)
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
+            frameCount: frames - framesInFirst)
         samples.commitWrite(count: frames * channelCount)
         return true
     }
@@ -217,8 +222,10 @@ struct CaptureKernel {
     /// Interleaves `frameCount` frames of the recorded sources, from `start` on, into
     /// `destination`. Static, so the call does not copy the kernel. Realtime thread.
     @_noLocks @_noAllocation
-    private static func interleave(_ sources: UnsafeMutablePointer<UnsafePointer<Float>>, channelCount: Int,
-                                   into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int) {
+    private static func interleave(
+        _ sources: UnsafeMutablePointer<UnsafePointer<Float>>, channelCount: Int,
+        into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int
+    ) {
         guard frameCount > 0, let base = destination.baseAddress else { return }
         if channelCount == 2 {
             // SAFETY: two sources, each holding ≥ start + frameCount samples this cycle.
@@ -243,9 +250,13 @@ struct CaptureKernel {
     /// (two unaligned loads, two shuffles, two stores), then the rest one by one. The samples
     /// are moved as bits. Realtime thread.
     @_noLocks @_noAllocation
-    private static func interleaveStereo(left: UnsafePointer<Float>, right: UnsafePointer<Float>,
-                                         into base: UnsafeMutablePointer<Float>, frameCount: Int) {
-        let rawLeft = UnsafeRawPointer(left), rawRight = UnsafeRawPointer(right), destination = UnsafeMutableRawPointer(base)
+    private static func interleaveStereo(
+        left: UnsafePointer<Float>, right: UnsafePointer<Float>,
+        into base: UnsafeMutablePointer<Float>, frameCount: Int
+    ) {
+        let rawLeft = UnsafeRawPointer(left)
+        let rawRight = UnsafeRawPointer(right)
+        let destination = UnsafeMutableRawPointer(base)
         var frame = 0
         while frame &+ 4 <= frameCount {
             // SAFETY: frame + 4 ≤ frameCount samples in each input; unaligned loads.
@@ -255,7 +266,8 @@ struct CaptureKernel {
             // SAFETY: 2 · (frame + 4) ≤ 2 · frameCount floats in `base`; unaligned stores.
             destination.storeBytes(of: SIMD4(l[0], r[0], l[1], r[1]), toByteOffset: frame &* 8, as: SIMD4<Float>.self)
             // SAFETY: as above.
-            destination.storeBytes(of: SIMD4(l[2], r[2], l[3], r[3]), toByteOffset: frame &* 8 &+ 16, as: SIMD4<Float>.self)
+            destination.storeBytes(
+                of: SIMD4(l[2], r[2], l[3], r[3]), toByteOffset: frame &* 8 &+ 16, as: SIMD4<Float>.self)
             frame &+= 4
         }
         while frame < frameCount {

@@ -3,8 +3,8 @@
 // errors and summary types. Main thread only.
 
 import DSP
-import Platform
 import Jack
+import Platform
 import Realtime
 import SoundFile
 
@@ -154,12 +154,15 @@ public final class CaptureSession {
         let wanted = configuration.minimumChannelCount
         var sources: [String]
         do {
-            sources = try PortSelection.choose(configuration.sourcePorts, direction: .output, defaultCount: wanted, in: catalog)
+            sources = try PortSelection.choose(
+                configuration.sourcePorts, direction: .output, defaultCount: wanted, in: catalog)
         } catch {
             throw .unknownPort(error)
         }
         if configuration.sourcePorts.isEmpty && sources.count < wanted {
-            warnings.append("found \(sources.count) physical capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)")
+            warnings.append(
+                "found \(sources.count) physical capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)"
+            )
         }
         let channelCount = max(wanted, sources.count)
         sources += Array(repeating: "", count: channelCount - sources.count)
@@ -168,8 +171,9 @@ public final class CaptureSession {
         do { ports = try core.registerPorts("in", count: channelCount, direction: .input) } catch { throw .jack(error) }
         channelNames = ports.map(\.shortName) + (suppressor == nil ? [] : ["clean"])
 
-        var plan = CaptureMemory.Plan(sampleRate: sampleRate, inputPorts: ports.map(\.handle), suppressor: suppressor,
-                                      recordedChannels: configuration.recordedChannels)
+        var plan = CaptureMemory.Plan(
+            sampleRate: sampleRate, inputPorts: ports.map(\.handle), suppressor: suppressor,
+            recordedChannels: configuration.recordedChannels)
         if let monitor = configuration.monitor {
             let chosen: [String]
             do {
@@ -177,7 +181,9 @@ public final class CaptureSession {
             } catch {
                 throw .unknownPort(error)
             }
-            do { monitorPorts = try core.registerPorts("out", count: 2, direction: .output) } catch { throw .jack(error) }
+            do { monitorPorts = try core.registerPorts("out", count: 2, direction: .output) } catch {
+                throw .jack(error)
+            }
             monitorDestinations = Array(chosen.prefix(2))
             plan.monitorPorts = monitorPorts.map(\.handle)
             plan.monitorGain = Float(Decibels.gain(decibels: monitor.gainDecibels))
@@ -199,8 +205,9 @@ public final class CaptureSession {
             case .all: channels = channelCount + 1
             }
             do {
-                fileWriter = try SoundFileWriter(path: recording.path, format: recording.format,
-                                                 sampleRate: sampleRate, channelCount: channels)
+                fileWriter = try SoundFileWriter(
+                    path: recording.path, format: recording.format,
+                    sampleRate: sampleRate, channelCount: channels)
             } catch {
                 throw .file(error)
             }
@@ -209,13 +216,15 @@ public final class CaptureSession {
         parts = CaptureMemory(plan, memory: core.memory, link: core.link)
         if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
-            writer = TakeWriter(file: fileWriter, samples: samples.consumer, drops: drops.consumer,
-                                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
+            writer = TakeWriter(
+                file: fileWriter, samples: samples.consumer, drops: drops.consumer,
+                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
         } else {
             writer = nil
         }
-        routeWatch = RouteWatch(client: core.client, ports: ports, sources: sources,
-                                changes: core.memory.routeChangeRing.consumer)
+        routeWatch = RouteWatch(
+            client: core.client, ports: ports, sources: sources,
+            changes: core.memory.routeChangeRing.consumer)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
@@ -300,7 +309,8 @@ public final class CaptureSession {
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, serverGapCount: counters.pointee.serverGaps.load(ordering: .relaxed),
-            framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed), serverGaps: serverGapLog,
+            framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed),
+            serverGaps: serverGapLog,
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())

@@ -23,8 +23,10 @@ public final class DemoSource {
 
     /// With `traceCapacity` > 0 the source notes its first `traceCapacity` cycles (see
     /// `SourceCycle`) and the times of the xruns it is told about, for the soak's diagnosis.
-    public init(serverName: String, clientName: String = "micmon-demo-voice", signal: Signal = .demoVoice(seed: 1),
-                traceCapacity: Int = 0) throws(JackError) {
+    public init(
+        serverName: String, clientName: String = "micmon-demo-voice", signal: Signal = .demoVoice(seed: 1),
+        traceCapacity: Int = 0
+    ) throws(JackError) {
         core = try JackSession(clientName: clientName, serverName: serverName)
         let ports = try core.registerPorts("out", count: 2, direction: .output)
         outputPorts = ports.map(\.fullName)
@@ -36,11 +38,13 @@ public final class DemoSource {
         var isReference = false
         if case .reference = signal { isReference = true }
         let placeholder = core.memory.make(repeating: Float(0), count: 1)
-        kernel = try core.install(DemoSourceKernel(
-            link: core.link, primaryPort: ports[0].handle, referencePort: ports[1].handle,
-            primary: placeholder, reference: placeholder,
-            voice: DemoVoiceSource(sampleRate: Double(core.sampleRate), seed: seed),
-            playsReference: isReference, trace: trace, traceCapacity: self.traceCapacity), process: demoSourceProcess)
+        kernel = try core.install(
+            DemoSourceKernel(
+                link: core.link, primaryPort: ports[0].handle, referencePort: ports[1].handle,
+                primary: placeholder, reference: placeholder,
+                voice: DemoVoiceSource(sampleRate: Double(core.sampleRate), seed: seed),
+                playsReference: isReference, trace: trace, traceCapacity: self.traceCapacity),
+            process: demoSourceProcess)
         try core.activate()
     }
 
@@ -71,7 +75,10 @@ public struct SourceCycle: BitwiseCopyable, Sendable {
     public var framesSinceCycleStart: UInt32 = 0
     public var cycleStartUsecs: UInt64 = 0
     public var enteredUsecs: UInt64 = 0
-    public init(cycleStartFrame: UInt32 = 0, framesSinceCycleStart: UInt32 = 0, cycleStartUsecs: UInt64 = 0, enteredUsecs: UInt64 = 0) {
+    public init(
+        cycleStartFrame: UInt32 = 0, framesSinceCycleStart: UInt32 = 0, cycleStartUsecs: UInt64 = 0,
+        enteredUsecs: UInt64 = 0
+    ) {
         self.cycleStartFrame = cycleStartFrame
         self.framesSinceCycleStart = framesSinceCycleStart
         self.cycleStartUsecs = cycleStartUsecs

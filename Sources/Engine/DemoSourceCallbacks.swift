@@ -15,8 +15,9 @@ nonisolated func demoSourceProcess(_ frameCount: UInt32, _ context: UnsafeMutabl
     var noted = SourceCycle()
     if kernel.pointee.isTracing {
         let sinceStart = JackClock.framesSinceCycleStart(kernel.pointee.link.client)
-        noted = SourceCycle(cycleStartFrame: stamp.startFrame, framesSinceCycleStart: sinceStart,
-                            cycleStartUsecs: stamp.startUsecs, enteredUsecs: stamp.entered)
+        noted = SourceCycle(
+            cycleStartFrame: stamp.startFrame, framesSinceCycleStart: sinceStart,
+            cycleStartUsecs: stamp.startUsecs, enteredUsecs: stamp.entered)
     }
     kernel.pointee.primary = JackPortBuffer.samples(kernel.pointee.primaryPort, frames: frameCount)
     kernel.pointee.reference = JackPortBuffer.samples(kernel.pointee.referencePort, frames: frameCount)

@@ -98,7 +98,8 @@ struct LatencyKernel {
     private mutating func queueReturn(frameCount: Int) {
         var queued = false
         if pendingGap.frameCount == 0 || gaps.availableToWrite() >= 1,
-           let slices = returns.writableSlices(count: frameCount) {
+            let slices = returns.writableSlices(count: frameCount)
+        {
             if pendingGap.frameCount > 0 {
                 // SAFETY: one free slot was checked above; only this thread produces gap events.
                 gaps.writableSlices(count: 1)!.first[0] = pendingGap

@@ -3,8 +3,8 @@
 // thread only.
 
 import DSP
-import Platform
 import Jack
+import Platform
 import Realtime
 
 /// What a latency session should do. Plain values, checked by the caller.
@@ -206,14 +206,19 @@ public final class LatencySession {
         }
         if configuration.measuresRoundTrip && !configuration.softwareLoop {
             let wait = "the signal starts once both ends are connected"
-            if sendTarget == nil { warnings.append("no --send: connect \(outputPort.fullName) to the loop by hand; \(wait)") }
-            if returnSource == nil { warnings.append("no --return: connect the loop to \(inputPort.fullName) by hand; \(wait)") }
+            if sendTarget == nil {
+                warnings.append("no --send: connect \(outputPort.fullName) to the loop by hand; \(wait)")
+            }
+            if returnSource == nil {
+                warnings.append("no --return: connect the loop to \(inputPort.fullName) by hand; \(wait)")
+            }
         }
 
         signal = MeasurementSignal(amplitude: configuration.signalAmplitude)
         let rate = Double(sampleRate)
         returnRing = SPSCRing<Float>(capacity: max(Int(4 * rate), 1 << 16))
-        estimator = configuration.measuresRoundTrip
+        estimator =
+            configuration.measuresRoundTrip
             ? DelayEstimator(signal: signal, maximumDelayFrames: Int(configuration.maximumDelaySeconds * rate))
             : nil
         let memory = core.memory
@@ -238,27 +243,38 @@ public final class LatencySession {
     /// the one resolver (`PortSelection.first`): an exact name, or a pattern (`*`, `?`, `[`) whose
     /// first match in libjack's order is taken. A missing port or one that points the wrong way
     /// is a usage error with a one-line reason.
-    public static func resolvePort(_ request: String, option: String, wanted: PortDirection,
-                                   in catalog: PortSelection.Catalog) throws(LatencyError) -> String {
+    public static func resolvePort(
+        _ request: String, option: String, wanted: PortDirection,
+        in catalog: PortSelection.Catalog
+    ) throws(LatencyError) -> String {
         do {
             return try PortSelection.first(request, wanted: wanted, in: catalog)
         } catch {
             switch error {
             case .wrongDirection(let wrong):
-                let kind = wanted == .input ? "an input port (a destination such as system:playback_1)"
-                                            : "an output port (a source such as system:capture_1)"
-                throw .badPort("\(option) needs \(kind); '\(wrong)' is an \(wanted == .input ? "output" : "input") port")
+                let kind =
+                    wanted == .input
+                    ? "an input port (a destination such as system:playback_1)"
+                    : "an output port (a source such as system:capture_1)"
+                throw .badPort(
+                    "\(option) needs \(kind); '\(wrong)' is an \(wanted == .input ? "output" : "input") port")
             case .none(let candidates):
                 let list = candidates.isEmpty ? "(none)" : candidates.joined(separator: ", ")
-                throw .badPort("\(option): no JACK port named '\(request)'; \(wanted == .input ? "input" : "output") ports: \(list)")
+                throw .badPort(
+                    "\(option): no JACK port named '\(request)'; \(wanted == .input ? "input" : "output") ports: \(list)"
+                )
             }
         }
     }
 
     /// `resolvePort(_:option:wanted:in:)` over two lists of port names.
-    public static func resolvePort(_ request: String, option: String, wanted: PortDirection,
-                                   inputPorts: [String], outputPorts: [String]) throws(LatencyError) -> String {
-        try resolvePort(request, option: option, wanted: wanted, in: PortSelection.Catalog(inputs: inputPorts, outputs: outputPorts))
+    public static func resolvePort(
+        _ request: String, option: String, wanted: PortDirection,
+        inputPorts: [String], outputPorts: [String]
+    ) throws(LatencyError) -> String {
+        try resolvePort(
+            request, option: option, wanted: wanted, in: PortSelection.Catalog(inputs: inputPorts, outputs: outputPorts)
+        )
     }
 
     /// Activates the client, makes the connections and arms the measurement. Main thread.
@@ -293,7 +309,8 @@ public final class LatencySession {
     /// so that the returned onset is the round trip (not the moment of connecting).
     private func armEmissionWhenConnected() {
         guard isStarted, !emissionIsArmed, estimator != nil, !serverIsGone,
-              !core.memory.state.pointee.stopRequested.load(ordering: .relaxed) else { return }
+            !core.memory.state.pointee.stopRequested.load(ordering: .relaxed)
+        else { return }
         if !client.connections(of: outputPort).isEmpty && !client.connections(of: inputPort).isEmpty { armEmission() }
     }
 
@@ -399,7 +416,8 @@ public final class LatencySession {
                 sendPort: configuration.softwareLoop ? inputPort.fullName : (sendTarget ?? ""),
                 returnPort: configuration.softwareLoop ? outputPort.fullName : (returnSource ?? ""),
                 status: status, estimates: count,
-                minimumFrames: delays.min(), meanFrames: count > 0 ? estimateSum / Double(count) : nil, maximumFrames: delays.max(),
+                minimumFrames: delays.min(), meanFrames: count > 0 ? estimateSum / Double(count) : nil,
+                maximumFrames: delays.max(),
                 lockMilliseconds: lockMilliseconds, lockFrames: estimator.lockFrame,
                 isInverted: count > 0 ? invertedEstimates * 2 > count : nil,
                 peakToNoiseDecibels: count > 0 ? lowestPeakToNoise : nil,
@@ -413,12 +431,16 @@ public final class LatencySession {
                 maximumDelayFrames: estimator.maximumDelayFrames, signalPeriodFrames: signal.period)
         }
         if !serverIsGone {
-            for connection in connections { client.disconnect(source: connection.source, destination: connection.destination) }
+            for connection in connections {
+                client.disconnect(source: connection.source, destination: connection.destination)
+            }
         }
         connections = []
         let first = counters.pointee.firstCycleUsecs.load(ordering: .relaxed)
         let origin = first > 0 ? first : startUsecs
-        func seconds(_ usecs: UInt64) -> Double { usecs >= origin ? Double(usecs - origin) / 1e6 : -Double(origin - usecs) / 1e6 }
+        func seconds(_ usecs: UInt64) -> Double {
+            usecs >= origin ? Double(usecs - origin) / 1e6 : -Double(origin - usecs) / 1e6
+        }
         let timing = core.memory.timingSummary()
         var final = LatencySummary(
             serverName: client.serverName, clientName: configuration.clientName, sampleRate: sampleRate,

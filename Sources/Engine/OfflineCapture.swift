@@ -2,9 +2,9 @@
 // through the offline driver and collects what it takes and outputs; `OfflineDenoise` is
 // `micmon denoise` on top of it. The calling thread plays the realtime thread (and the writer).
 
-import Platform
 import DSP
 import Jack
+import Platform
 import Realtime
 import SoundFile
 
@@ -64,11 +64,12 @@ public final class OfflineCapture {
         // Stand-ins for the ports and the client: only the JACK glue reads them, and none runs here.
         let standIn = OpaquePointer(bitPattern: 0x1)!
         let monitorCount = options.monitorGain == nil ? 0 : min(options.channelCount, 2)
-        var plan = CaptureMemory.Plan(sampleRate: options.sampleRate,
-                                      inputPorts: Array(repeating: standIn, count: options.channelCount),
-                                      monitorPorts: Array(repeating: standIn, count: monitorCount),
-                                      monitorGain: options.monitorGain ?? 1, suppressor: suppressor,
-                                      recordedChannels: options.recordedChannels)
+        var plan = CaptureMemory.Plan(
+            sampleRate: options.sampleRate,
+            inputPorts: Array(repeating: standIn, count: options.channelCount),
+            monitorPorts: Array(repeating: standIn, count: monitorCount),
+            monitorGain: options.monitorGain ?? 1, suppressor: suppressor,
+            recordedChannels: options.recordedChannels)
         plan.ringFrames = options.ringFrames ?? 4 * options.blockFrames
         plan.frameLimit = options.frameLimit
         parts = CaptureMemory(plan, memory: memory, link: memory.link(client: standIn, readsSystemClock: false))
@@ -181,8 +182,10 @@ public enum OfflineDenoise {
     /// `blockFrames` (1 … `OfflineCapture.maximumBlock`, the JACK period to imitate), through
     /// `suppressor` (fresh, made for the reader's rate). The calling thread runs with denormals
     /// flushed, as the realtime thread does.
-    public static func run(reader: SoundFileReader, writer: SoundFileWriter, blockFrames: Int,
-                           suppressor: NoiseSuppressor) -> Result {
+    public static func run(
+        reader: SoundFileReader, writer: SoundFileWriter, blockFrames: Int,
+        suppressor: NoiseSuppressor
+    ) -> Result {
         var options = OfflineCapture.Options()
         options.sampleRate = reader.sampleRate
         options.channelCount = 2

@@ -50,7 +50,8 @@ final class OfflineDriver<Kernel: OfflineKernel> {
         self.kernel = memory.make(kernel)
         inputBlocks = memory.make(repeating: 0, count: max(inputCount, 1) * blockFrames)
         outputBlocks = memory.make(repeating: 0, count: max(outputCount, 1) * blockFrames)
-        let inputBlocks = self.inputBlocks, outputBlocks = self.outputBlocks
+        let inputBlocks = self.inputBlocks
+        let outputBlocks = self.outputBlocks
         inputs = memory.make(copying: (0 ..< max(inputCount, 1)).map { UnsafePointer(inputBlocks + $0 * blockFrames) })
         outputs = memory.make(copying: (0 ..< max(outputCount, 1)).map { outputBlocks + $0 * blockFrames })
     }
@@ -58,8 +59,10 @@ final class OfflineDriver<Kernel: OfflineKernel> {
     /// Runs the kernel over `input` (interleaved, `offlineInputCount` channels), `blockFrames`
     /// at a time (the last block may be shorter); after each cycle `afterBlock` gets the
     /// outputs and the block's frame count.
-    func run(interleaved input: UnsafeBufferPointer<Float>,
-             afterBlock: (OfflineOutputs, Int) -> Void = { _, _ in }) {
+    func run(
+        interleaved input: UnsafeBufferPointer<Float>,
+        afterBlock: (OfflineOutputs, Int) -> Void = { _, _ in }
+    ) {
         let channels = max(inputCount, 1)
         let total = input.count / channels
         var frame = 0
@@ -73,8 +76,10 @@ final class OfflineDriver<Kernel: OfflineKernel> {
 
     /// Runs the kernel over what `reader` holds (its channels must be `offlineInputCount`), block
     /// by block. Returns the frames read.
-    func run(reader: SoundFileReader,
-             afterBlock: (OfflineOutputs, Int) -> Bool) -> Int64 {
+    func run(
+        reader: SoundFileReader,
+        afterBlock: (OfflineOutputs, Int) -> Bool
+    ) -> Int64 {
         let channels = reader.channelCount
         precondition(channels == inputCount, "the file's channels are the kernel's inputs")
         let interleaved = UnsafeMutableBufferPointer<Float>.allocate(capacity: blockFrames * channels)

@@ -94,8 +94,10 @@ struct PlaybackKernel {
     /// Copies interleaved stereo frames to the two outputs from frame `start`, applying the
     /// gains. Returns the frames copied. Realtime thread.
     @_noLocks @_noAllocation
-    private func deinterleave(_ source: UnsafeBufferPointer<Float>, into left: UnsafeMutablePointer<Float>,
-                              _ right: UnsafeMutablePointer<Float>, at start: Int) -> Int {
+    private func deinterleave(
+        _ source: UnsafeBufferPointer<Float>, into left: UnsafeMutablePointer<Float>,
+        _ right: UnsafeMutablePointer<Float>, at start: Int
+    ) -> Int {
         let count = source.count / 2
         guard count > 0, let base = source.baseAddress else { return 0 }
         let gainLeft = gains.left

@@ -26,8 +26,10 @@ final class PlaybackReader: @unchecked Sendable {
 
     static let chunkFrames = 4096
 
-    init(file: SoundFileReader, ring: SPSCRing<Float>.Producer, counters: UnsafeMutablePointer<PlaybackCounters>,
-         loops: Int, ratio: Double) throws {
+    init(
+        file: SoundFileReader, ring: SPSCRing<Float>.Producer, counters: UnsafeMutablePointer<PlaybackCounters>,
+        loops: Int, ratio: Double
+    ) throws {
         self.file = file
         self.ring = ring
         self.counters = counters
@@ -54,7 +56,7 @@ final class PlaybackReader: @unchecked Sendable {
         var converted = [Float](repeating: 0, count: Self.chunkFrames * 2 * 5)
         var produced: UInt64 = 0
         var playsLeft = plays
-        var pending = 0          // stereo frames in `stereo` not yet fed to the resampler
+        var pending = 0  // stereo frames in `stereo` not yet fed to the resampler
         var endOfInput = false
         while !stopRequested.load(ordering: .acquiring) {
             if pending == 0 && !endOfInput {
@@ -82,8 +84,9 @@ final class PlaybackReader: @unchecked Sendable {
                 do {
                     let result = try stereo.withUnsafeBufferPointer { input in
                         try converted.withUnsafeMutableBufferPointer { output in
-                            try resampler.process(input: UnsafeBufferPointer(rebasing: input[0 ..< pending * 2]),
-                                                  output: output, endOfInput: endOfInput)
+                            try resampler.process(
+                                input: UnsafeBufferPointer(rebasing: input[0 ..< pending * 2]),
+                                output: output, endOfInput: endOfInput)
                         }
                     }
                     // Shift the unused input down.

@@ -1,9 +1,9 @@
 // A playback session (`micmon play`): the session core with the playback kernel plugged in, the
 // reader thread, and the route check. Its configuration and errors. Main thread only.
 
-import Platform
 import DSP
 import Jack
+import Platform
 import Realtime
 import SoundFile
 
@@ -93,8 +93,9 @@ public final class PlaybackSession {
 
         var chosen: [String]
         do {
-            chosen = try PortSelection.choose(configuration.destinations, direction: .input, defaultCount: 2,
-                                              in: core.portCatalog())
+            chosen = try PortSelection.choose(
+                configuration.destinations, direction: .input, defaultCount: 2,
+                in: core.portCatalog())
         } catch {
             throw .unknownPort(error)
         }
@@ -114,7 +115,8 @@ public final class PlaybackSession {
         memory.keep(ring)
         memory.keep(mailbox)
         do {
-            reader = try PlaybackReader(file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
+            reader = try PlaybackReader(
+                file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
         } catch {
             throw .conversion("\(error)")
         }
@@ -136,10 +138,12 @@ public final class PlaybackSession {
         reader.start()
         // Give the reader a head start so the first cycles do not starve.
         let headStart = min(ring.capacity / 2, 8192 * 2)
-        _ = waitPolling(timeout: 1, interval: 0.005, until: {
-            ring.consumer.availableToRead() >= headStart || reader.hasFailed.load(ordering: .acquiring)
-                || counters.pointee.framesTotal.load(ordering: .acquiring) != .max
-        })
+        _ = waitPolling(
+            timeout: 1, interval: 0.005,
+            until: {
+                ring.consumer.availableToRead() >= headStart || reader.hasFailed.load(ordering: .acquiring)
+                    || counters.pointee.framesTotal.load(ordering: .acquiring) != .max
+            })
         do {
             try core.activate()
             try connect()

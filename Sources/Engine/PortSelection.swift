@@ -3,8 +3,8 @@
 // send and return, and picks the default physical ports when nothing was asked for. Pure
 // functions of a `Catalog` of the server's ports (tested without a server). Main thread.
 
-import Platform
 import Jack
+import Platform
 
 /// Turns port requests into JACK port names.
 public enum PortSelection {
@@ -14,8 +14,10 @@ public enum PortSelection {
         public var outputs: [String]
         public var physicalInputs: [String]
         public var physicalOutputs: [String]
-        public init(inputs: [String], outputs: [String], physicalInputs: [String] = [],
-                    physicalOutputs: [String] = []) {
+        public init(
+            inputs: [String], outputs: [String], physicalInputs: [String] = [],
+            physicalOutputs: [String] = []
+        ) {
             self.inputs = inputs
             self.outputs = outputs
             self.physicalInputs = physicalInputs
@@ -58,8 +60,10 @@ public enum PortSelection {
     /// What a session connects to on one side: the ports `requests` name, in order, among the
     /// catalog's ports of `direction` (sources are outputs, destinations inputs); with no
     /// requests, the first `defaultCount` physical ports of that direction (maybe fewer).
-    public static func choose(_ requests: [String], direction: PortDirection, defaultCount: Int,
-                              in catalog: Catalog) throws(NoMatch) -> [String] {
+    public static func choose(
+        _ requests: [String], direction: PortDirection, defaultCount: Int,
+        in catalog: Catalog
+    ) throws(NoMatch) -> [String] {
         if requests.isEmpty { return Array(catalog.physicalPorts(direction).prefix(defaultCount)) }
         return try resolve(requests, among: catalog.ports(direction), kind: direction == .input ? "input" : "output")
     }

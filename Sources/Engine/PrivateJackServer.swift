@@ -34,33 +34,41 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// behind. Only for a thread that lives as long as the server: the main thread.
     /// `realtimePriority` is jackd's `-P` (SCHED_FIFO priority of its threads; jackd's default
     /// is 10; libjack runs clients' process threads 5 below it), nil for the default.
-    public init(name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
-                captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
-                diesWithParent: Bool = false, realtimePriority: Int? = nil) throws {
+    public init(
+        name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
+        captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
+        diesWithParent: Bool = false, realtimePriority: Int? = nil
+    ) throws {
         guard let jackd = Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         logPath = Environment.temporaryFolder + "micmon-jackd-\(name).log"
         let priorityArguments = realtimePriority.map { ["-P", String($0)] } ?? []
-        let serverArguments = ["-n", name] + priorityArguments + ["-S", "-d", "dummy", "-r", String(sampleRate),
-                               "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels)]
+        let serverArguments =
+            ["-n", name] + priorityArguments + [
+                "-S", "-d", "dummy", "-r", String(sampleRate),
+                "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels),
+            ]
         var arguments = [jackd] + serverArguments
         if diesWithParent, let setpriv = Child.findExecutable("setpriv") {
             // setpriv execs jackd, so the process (and its pid) is jackd itself.
             arguments = [setpriv, "--pdeathsig", "TERM"] + arguments
         }
         pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
-        let answered = waitPolling(timeout: timeout, interval: 0.05, until: {
-            guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
-            probe.close()
-            return true
-        }, givingUpIf: { !isRunning })
+        let answered = waitPolling(
+            timeout: timeout, interval: 0.05,
+            until: {
+                guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
+                probe.close()
+                return true
+            }, givingUpIf: { !isRunning })
         if answered { return }
         let text = readText(logPath)
         let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(end?.text ?? "exit 0"))"
         stop()
-        throw Failure.didNotStart(name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
+        throw Failure.didNotStart(
+            name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
     }
 
     /// Whether jackd is still running (reaps it once it has ended). Main thread.
@@ -93,7 +101,8 @@ public final class PrivateJackServer: @unchecked Sendable {
     private static func spawn(_ arguments: [String], logPath: String) throws(Failure) -> Int32 {
         switch spawnChild(arguments, stdout: logPath, stderr: logPath) {
         case .success(let pid): return pid
-        case .failure(let error): throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + error.reason)
+        case .failure(let error):
+            throw Failure.didNotStart(name: arguments[0], log: "it could not be run: " + error.reason)
         }
     }
 

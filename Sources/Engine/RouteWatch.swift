@@ -27,7 +27,8 @@ public struct RouteChange: Equatable, Sendable {
         case .sourceGone: return "\(input): source \(ports.joined()) went away; reading silence until it returns"
         case .sourceBack: return "\(input): source \(ports.joined()) is back; reconnected"
         case .connectionsChanged:
-            return "\(input): connections changed by another client; now " + (ports.isEmpty ? "(none)" : ports.joined(separator: ", "))
+            return "\(input): connections changed by another client; now "
+                + (ports.isEmpty ? "(none)" : ports.joined(separator: ", "))
         }
     }
 }
@@ -76,7 +77,9 @@ final class RouteWatch {
                     connections = client.connections(of: port)
                     connected = true
                     if !wasConnected[index] {
-                        found.append(RouteChange(kind: .sourceBack, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
+                        found.append(
+                            RouteChange(
+                                kind: .sourceBack, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
                     }
                 } else {
                     // The source still exists but cannot be connected: a client that quits
@@ -86,9 +89,12 @@ final class RouteWatch {
                 }
             }
             if wasConnected[index] && !connected && !client.portExists(source) {
-                found.append(RouteChange(kind: .sourceGone, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
+                found.append(
+                    RouteChange(kind: .sourceGone, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
             } else if connections.sorted() != knownConnections[index].sorted() && !(connected && !wasConnected[index]) {
-                found.append(RouteChange(kind: .connectionsChanged, input: port.shortName, ports: connections, takeSeconds: takeSeconds))
+                found.append(
+                    RouteChange(
+                        kind: .connectionsChanged, input: port.shortName, ports: connections, takeSeconds: takeSeconds))
             }
             wasConnected[index] = connected
             isConnected[index] = !connections.isEmpty

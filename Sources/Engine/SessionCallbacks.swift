@@ -5,8 +5,8 @@
 // nonisolated function: a closure literal in main.swift would be inferred @MainActor and trap on
 // JACK's thread. The thread each runs on is in its comment.
 
-import Platform
 import Jack
+import Platform
 
 /// What the glue read at the start of a cycle, for `leaveCycle`.
 struct CycleStamp {
@@ -28,8 +28,9 @@ extension SessionLink {
         let entered = JackClock.now(fromSystemClock: readsSystemClock)
         RealtimeHooks.enter()
         let cycle = JackClock.cycle(client)
-        return CycleStamp(entered: entered, startUsecs: cycle.startUsecs, periodUsecs: cycle.periodUsecs,
-                          startFrame: cycle.startFrame)
+        return CycleStamp(
+            entered: entered, startUsecs: cycle.startUsecs, periodUsecs: cycle.periodUsecs,
+            startFrame: cycle.startFrame)
     }
 
     /// Last thing in every process glue: the exit time, the cycle's timing queued, the end of
@@ -37,8 +38,9 @@ extension SessionLink {
     @inline(__always)
     func leaveCycle(_ stamp: CycleStamp, frameCount: UInt32) {
         let left = JackClock.now(fromSystemClock: readsSystemClock)
-        recordTiming(cycleStart: stamp.startUsecs, periodUsecs: stamp.periodUsecs, entered: stamp.entered, left: left,
-                     frames: frameCount)
+        recordTiming(
+            cycleStart: stamp.startUsecs, periodUsecs: stamp.periodUsecs, entered: stamp.entered, left: left,
+            frames: frameCount)
         RealtimeHooks.exit()
     }
 }

@@ -40,8 +40,9 @@ struct SessionLink {
     @_noLocks @_noAllocation
     func recordTiming(cycleStart: UInt64, periodUsecs: Float, entered: UInt64, left: UInt64, frames: UInt32) {
         let recorder = CycleTimingRecorder(timings: timings)
-        let queued = recorder.record(cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left,
-                                     frames: frames)
+        let queued = recorder.record(
+            cycleStart: cycleStart, periodUsecs: periodUsecs, entered: entered, left: left,
+            frames: frames)
         if !queued {
             state.pointee.timingsMissed.add(1, ordering: .relaxed)
         }

@@ -22,8 +22,10 @@ final class SessionMemory {
     init(sampleRate: Int, timingCapacity: Int = 16384) {
         timingRing = SPSCRing<CycleTiming>(capacity: timingCapacity)
         state = .allocate(capacity: 1)
-        state.initialize(to: SessionState(sampleRate: UInt32(clamping: sampleRate), xrunTimes: xrunRing.producer,
-                                          routeChanges: routeChangeRing.producer))
+        state.initialize(
+            to: SessionState(
+                sampleRate: UInt32(clamping: sampleRate), xrunTimes: xrunRing.producer,
+                routeChanges: routeChangeRing.producer))
         callbackStatistics = CallbackStatistics(timings: timingRing.consumer)
     }
 
@@ -42,7 +44,10 @@ final class SessionMemory {
     func make<Value: ~Copyable>(_ value: consuming Value) -> UnsafeMutablePointer<Value> {
         let pointer = UnsafeMutablePointer<Value>.allocate(capacity: 1)
         pointer.initialize(to: value)
-        frees.append { pointer.deinitialize(count: 1); pointer.deallocate() }
+        frees.append {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
         return pointer
     }
 
@@ -50,7 +55,10 @@ final class SessionMemory {
     func make<Value>(repeating value: Value, count: Int) -> UnsafeMutablePointer<Value> {
         let pointer = UnsafeMutablePointer<Value>.allocate(capacity: max(count, 1))
         pointer.initialize(repeating: value, count: count)
-        frees.append { pointer.deinitialize(count: count); pointer.deallocate() }
+        frees.append {
+            pointer.deinitialize(count: count)
+            pointer.deallocate()
+        }
         return pointer
     }
 
@@ -58,7 +66,10 @@ final class SessionMemory {
     func make<Value>(copying values: [Value]) -> UnsafeMutablePointer<Value> {
         let pointer = UnsafeMutablePointer<Value>.allocate(capacity: max(values.count, 1))
         pointer.initialize(from: values, count: values.count)
-        frees.append { pointer.deinitialize(count: values.count); pointer.deallocate() }
+        frees.append {
+            pointer.deinitialize(count: values.count)
+            pointer.deallocate()
+        }
         return pointer
     }
 

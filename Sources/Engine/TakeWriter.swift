@@ -50,9 +50,11 @@ final class TakeWriter: @unchecked Sendable {
     private var headerPosition: UInt64 = 0
     private var lastHeaderUpdate = MonotonicClock.nanoseconds()
 
-    init(file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
-         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
-         headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0) {
+    init(
+        file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
+        counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
+        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0
+    ) {
         self.stallSeconds = stallSeconds
         self.file = file
         self.samples = samples

@@ -107,15 +107,20 @@ public final class JackClient: @unchecked Sendable {
         return JackPort(handle: port, fullName: String(cString: jack_port_name(port)), shortName: name)
     }
 
-    public func setProcessCallback(_ callback: JackProcessCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setProcessCallback(_ callback: JackProcessCallback, context: UnsafeMutableRawPointer?) throws(JackError)
+    {
         try check(jack_set_process_callback(handle, callback, context), "jack_set_process_callback")
     }
 
-    public func setBufferSizeCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setBufferSizeCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?)
+        throws(JackError)
+    {
         try check(jack_set_buffer_size_callback(handle, callback, context), "jack_set_buffer_size_callback")
     }
 
-    public func setSampleRateCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setSampleRateCallback(_ callback: JackFrameCountCallback, context: UnsafeMutableRawPointer?)
+        throws(JackError)
+    {
         try check(jack_set_sample_rate_callback(handle, callback, context), "jack_set_sample_rate_callback")
     }
 
@@ -123,7 +128,9 @@ public final class JackClient: @unchecked Sendable {
         try check(jack_set_xrun_callback(handle, callback, context), "jack_set_xrun_callback")
     }
 
-    public func setThreadInitCallback(_ callback: JackThreadInitCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setThreadInitCallback(_ callback: JackThreadInitCallback, context: UnsafeMutableRawPointer?)
+        throws(JackError)
+    {
         try check(jack_set_thread_init_callback(handle, callback, context), "jack_set_thread_init_callback")
     }
 
@@ -133,11 +140,15 @@ public final class JackClient: @unchecked Sendable {
         jack_on_info_shutdown(handle, cCallback, context)
     }
 
-    public func setPortRegistrationCallback(_ callback: JackPortRegistrationCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setPortRegistrationCallback(_ callback: JackPortRegistrationCallback, context: UnsafeMutableRawPointer?)
+        throws(JackError)
+    {
         try check(jack_set_port_registration_callback(handle, callback, context), "jack_set_port_registration_callback")
     }
 
-    public func setPortConnectCallback(_ callback: JackPortConnectCallback, context: UnsafeMutableRawPointer?) throws(JackError) {
+    public func setPortConnectCallback(_ callback: JackPortConnectCallback, context: UnsafeMutableRawPointer?)
+        throws(JackError)
+    {
         try check(jack_set_port_connect_callback(handle, callback, context), "jack_set_port_connect_callback")
     }
 
@@ -168,7 +179,9 @@ public final class JackClient: @unchecked Sendable {
     }
 
     /// Port names matching the filters, in libjack's order. `namePattern` is a regular expression.
-    public func portNames(namePattern: String? = nil, direction: PortDirection? = nil, physicalOnly: Bool = false) -> [String] {
+    public func portNames(namePattern: String? = nil, direction: PortDirection? = nil, physicalOnly: Bool = false)
+        -> [String]
+    {
         var flags: UInt = 0
         if let direction { flags |= UInt(direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue) }
         if physicalOnly { flags |= UInt(JackPortIsPhysical.rawValue) }

@@ -30,8 +30,10 @@ private func withChildSpawnAttributes<Result>(_ body: (inout posix_spawnattr_t) 
 /// `environment` entries added (a nil value removes one). `closingInherited`: no other descriptor
 /// of this process reaches the child. Returns its pid, or the `errno` of the failure. Any
 /// non-realtime thread.
-public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: String? = nil,
-                       environment: [String: String?] = [:], closingInherited: Bool = false) -> Result<pid_t, ChildSpawnError> {
+public func spawnChild(
+    _ arguments: [String], stdout: String? = nil, stderr: String? = nil,
+    environment: [String: String?] = [:], closingInherited: Bool = false
+) -> Result<pid_t, ChildSpawnError> {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -45,7 +47,9 @@ public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: Str
     if closingInherited, let folder = opendir("/proc/self/fd") {
         // glibc ignores a close action on a descriptor another thread closed meanwhile.
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if let descriptor = Int32(name), descriptor > 2, descriptor != dirfd(folder) {
                 posix_spawn_file_actions_addclose(&actions, descriptor)
             }
@@ -67,8 +71,8 @@ public func spawnChild(_ arguments: [String], stdout: String? = nil, stderr: Str
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = lines.map { strdup($0) } + [nil]
     defer {
-        argv.forEach { free($0) }
-        envp.forEach { free($0) }
+        for argument in argv { free(argument) }
+        for entry in envp { free(entry) }
     }
     var pid: pid_t = 0
     let code = withChildSpawnAttributes { posix_spawnp(&pid, arguments[0], &actions, &$0, argv, envp) }

@@ -19,7 +19,9 @@
     public var periodUsecs: Float
 
     @inlinable
-    public init(cycleStartUsecs: UInt64, latenessUsecs: Float, executionUsecs: Float, periodFrames: UInt32, periodUsecs: Float) {
+    public init(
+        cycleStartUsecs: UInt64, latenessUsecs: Float, executionUsecs: Float, periodFrames: UInt32, periodUsecs: Float
+    ) {
         self.cycleStartUsecs = cycleStartUsecs
         self.latenessUsecs = latenessUsecs
         self.executionUsecs = executionUsecs
@@ -48,7 +50,9 @@
         // The differences are small and positive: converted as signed, which is one instruction.
         let lateness = cycleStart > 0 && entered > cycleStart ? Float(Int64(bitPattern: entered &- cycleStart)) : 0
         let execution = left > entered ? Float(Int64(bitPattern: left &- entered)) : 0
-        return timings.pushOne(CycleTiming(cycleStartUsecs: cycleStart, latenessUsecs: lateness, executionUsecs: execution,
-                                           periodFrames: frames, periodUsecs: periodUsecs))
+        return timings.pushOne(
+            CycleTiming(
+                cycleStartUsecs: cycleStart, latenessUsecs: lateness, executionUsecs: execution,
+                periodFrames: frames, periodUsecs: periodUsecs))
     }
 }

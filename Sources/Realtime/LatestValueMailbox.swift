@@ -99,7 +99,8 @@ public final class LatestValueMailbox<Element: BitwiseCopyable>: @unchecked Send
             // Releasing: our writes to `back` happen-before the reader's acquiring exchange.
             // Acquiring: the reader's reads of the slot we get back (it released it) are done.
             // SAFETY: `state` lives as long as the mailbox; atomic exchange.
-            let old = slots.state.pointee.exchange(back | MailboxSlots<Element>.freshBit, ordering: .acquiringAndReleasing)
+            let old = slots.state.pointee.exchange(
+                back | MailboxSlots<Element>.freshBit, ordering: .acquiringAndReleasing)
             // SAFETY: writerBack is on a line only the writer reads or writes.
             slots.writerBack.pointee = old & MailboxSlots<Element>.indexMask
         }
@@ -158,17 +159,6 @@ internal struct MailboxSlots<Element: BitwiseCopyable> {
     @usableFromInline let writerBack: UnsafeMutablePointer<Int>
     /// The reader's front slot index (reader only).
     @usableFromInline let readerFront: UnsafeMutablePointer<Int>
-
-    init(storage: UnsafeMutablePointer<Element>, stride: Int, count: Int,
-         state: UnsafeMutablePointer<Atomic<Int>>,
-         writerBack: UnsafeMutablePointer<Int>, readerFront: UnsafeMutablePointer<Int>) {
-        self.storage = storage
-        self.stride = stride
-        self.count = count
-        self.state = state
-        self.writerBack = writerBack
-        self.readerFront = readerFront
-    }
 
     /// Start of slot `index` (0, 1 or 2).
     @inlinable @inline(__always)

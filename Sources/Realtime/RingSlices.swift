@@ -51,7 +51,8 @@ public struct RingWriteSlices<Element: BitwiseCopyable> {
         // SAFETY: first.count <= source.count; `first` is valid storage the producer owns until commit.
         UnsafeMutableRawPointer(first.baseAddress!).copyMemory(from: source, byteCount: first.count * size)
         // SAFETY: first.count + second.count == source.count, so the rest of `source` is in bounds.
-        UnsafeMutableRawPointer(second.baseAddress!).copyMemory(from: source + first.count, byteCount: second.count * size)
+        UnsafeMutableRawPointer(second.baseAddress!).copyMemory(
+            from: source + first.count, byteCount: second.count * size)
     }
 }
 
@@ -101,6 +102,7 @@ public struct RingReadSlices<Element: BitwiseCopyable> {
         // SAFETY: first.count <= destination.count; `first` holds elements the producer published.
         UnsafeMutableRawPointer(destination).copyMemory(from: first.baseAddress!, byteCount: first.count * size)
         // SAFETY: first.count + second.count <= destination.count.
-        UnsafeMutableRawPointer(destination + first.count).copyMemory(from: second.baseAddress!, byteCount: second.count * size)
+        UnsafeMutableRawPointer(destination + first.count).copyMemory(
+            from: second.baseAddress!, byteCount: second.count * size)
     }
 }

@@ -62,7 +62,9 @@ public final class SoundFileReader {
     /// Reads the rest of the file as interleaved left-aligned integers.
     public func readAllInts() -> [Int32] { readAll(Int32.self) { self.read(into: $0) } }
 
-    private func readAll<Sample: BitwiseCopyable>(_: Sample.Type, _ readChunk: (UnsafeMutableBufferPointer<Sample>) -> Int) -> [Sample] {
+    private func readAll<Sample: BitwiseCopyable>(
+        _: Sample.Type, _ readChunk: (UnsafeMutableBufferPointer<Sample>) -> Int
+    ) -> [Sample] {
         let chunkFrames = 65536
         var samples: [Sample] = []
         let chunk = UnsafeMutableBufferPointer<Sample>.allocate(capacity: chunkFrames * channelCount)

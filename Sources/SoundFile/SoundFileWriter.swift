@@ -26,7 +26,9 @@ public final class SoundFileWriter {
         let container: ContainerFormat = format.container == .wav ? .rf64 : format.container
         info.format = container.majorFormat | format.encoding.subtype
         guard sf_format_check(&info) != 0 else {
-            throw SoundFileError(.open, path: path, message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
+            throw SoundFileError(
+                .open, path: path,
+                message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
         }
         guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw SoundFileError.fromLibrary(.open, path: path, file: nil)

@@ -44,9 +44,10 @@ public enum Terminal {
         }
         let isTTY = TerminalDevice.isTerminal(fileDescriptor)
         let width = environment["COLUMNS"] == nil ? windowColumns(fileDescriptor: fileDescriptor) : nil
-        return TerminalInfo(isTTY: isTTY,
-                            color: colorEnabled(isTTY: isTTY, environment: environment),
-                            columns: width ?? columns(environment: environment))
+        return TerminalInfo(
+            isTTY: isTTY,
+            color: colorEnabled(isTTY: isTTY, environment: environment),
+            columns: width ?? columns(environment: environment))
     }
 
     /// The terminal's width in columns (TIOCGWINSZ), or nil when it is not a terminal or does

@@ -1,7 +1,7 @@
 import DSP
 import Engine
-import Platform
 import Jack
+import Platform
 import SoundFile
 import TerminalUI
 

@@ -1,5 +1,5 @@
-import Platform
 import Engine
+import Platform
 import TerminalUI
 
 /// `micmon demo`: a private dummy JACK server, the built-in demo voice, and the meter (or a

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import DSP
 
 /// The round-trip estimator on synthetic returns of the measurement signal: a known delay
@@ -51,7 +52,8 @@ struct DelayEstimatorTests {
     /// `frames` returned frames: the emitted signal delayed by `delay` (exactly when it is an
     /// integer, else through the fractional-delay filter), times `gain`, plus noise at `snr` dB
     /// below the returned signal's RMS.
-    static func returned(delay: Double, gain: Double = 1, frames: Int, snr: Double? = nil, seed: UInt64 = 1) -> [Float] {
+    static func returned(delay: Double, gain: Double = 1, frames: Int, snr: Double? = nil, seed: UInt64 = 1) -> [Float]
+    {
         var out = [Float](repeating: 0, count: frames)
         if delay == delay.rounded() {
             let d = Int(delay)
@@ -65,7 +67,9 @@ struct DelayEstimatorTests {
             }
         }
         if let snr {
-            let signalRMS = (signal.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(signal.period)).squareRoot() * abs(gain)
+            let signalRMS =
+                (signal.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(signal.period)).squareRoot()
+                * abs(gain)
             let sigma = signalRMS * pow(10, -snr / 20)
             var noise = Noise(state: seed)
             for m in 0 ..< frames { out[m] += Float(sigma * noise.next()) }
@@ -97,12 +101,16 @@ struct DelayEstimatorTests {
         var noise = Noise(state: 7)
         let x = (0 ..< n).map { _ in noise.next() }
         let y = (0 ..< n).map { _ in noise.next() }
-        var re = x, im = y
+        var re = x
+        var im = y
         re.withUnsafeMutableBufferPointer { r in
-            im.withUnsafeMutableBufferPointer { i in FourierTransform(size: n).transform(r.baseAddress!, i.baseAddress!, inverse: false) }
+            im.withUnsafeMutableBufferPointer { i in
+                FourierTransform(size: n).transform(r.baseAddress!, i.baseAddress!, inverse: false)
+            }
         }
         for k in 0 ..< n {
-            var sr = 0.0, si = 0.0
+            var sr = 0.0
+            var si = 0.0
             for t in 0 ..< n {
                 let angle = -2 * Double.pi * Double(k * t) / Double(n)
                 sr += x[t] * cos(angle) - y[t] * sin(angle)
@@ -111,7 +119,9 @@ struct DelayEstimatorTests {
             #expect(abs(sr - re[k]) < 1e-9 && abs(si - im[k]) < 1e-9, "bin \(k)")
         }
         re.withUnsafeMutableBufferPointer { r in
-            im.withUnsafeMutableBufferPointer { i in FourierTransform(size: n).transform(r.baseAddress!, i.baseAddress!, inverse: true) }
+            im.withUnsafeMutableBufferPointer { i in
+                FourierTransform(size: n).transform(r.baseAddress!, i.baseAddress!, inverse: true)
+            }
         }
         for t in 0 ..< n { #expect(abs(re[t] / Double(n) - x[t]) < 1e-12 && abs(im[t] / Double(n) - y[t]) < 1e-12) }
     }
@@ -160,7 +170,9 @@ struct DelayEstimatorTests {
         #expect(estimator.windowsWithoutSignal == 0)
     }
 
-    @Test("fractional delays (windowed-sinc filter) within 0.01 frame", arguments: [100.25, 256.5, 333.75, 1000.1, 2047.9])
+    @Test(
+        "fractional delays (windowed-sinc filter) within 0.01 frame",
+        arguments: [100.25, 256.5, 333.75, 1000.1, 2047.9])
     func fractionalDelay(_ delay: Double) {
         let estimator = Self.estimator()
         let found = Self.measure(Self.returned(delay: delay, frames: 40000), estimator: estimator)
@@ -187,7 +199,8 @@ struct DelayEstimatorTests {
     @Test("noise at 10 dB SNR: every estimate within 0.05 frame, the mean within 0.01", arguments: [256.0, 731.3])
     func noisy(_ delay: Double) throws {
         let estimator = Self.estimator()
-        let found = Self.measure(Self.returned(delay: delay, gain: 0.3, frames: 96000, snr: 10, seed: 42), estimator: estimator)
+        let found = Self.measure(
+            Self.returned(delay: delay, gain: 0.3, frames: 96000, snr: 10, seed: 42), estimator: estimator)
         #expect(found.count >= 15)
         for measurement in found {
             #expect(abs(measurement.delayFrames - delay) < 0.05, "\(measurement.delayFrames)")
@@ -203,7 +216,8 @@ struct DelayEstimatorTests {
     @Test("delays longer than a JACK period and than the signal period are resolved", arguments: longDelays)
     func longDelay(_ delay: Double) throws {
         let estimator = Self.estimator()
-        let found = Self.measure(Self.returned(delay: delay, gain: 0.1, frames: Int(delay) + 30000), estimator: estimator)
+        let found = Self.measure(
+            Self.returned(delay: delay, gain: 0.1, frames: Int(delay) + 30000), estimator: estimator)
         #expect(found.count >= 5)
         for measurement in found {
             #expect(abs(measurement.delayFrames - delay) < 0.01, "\(measurement.delayFrames) for \(delay)")
@@ -237,7 +251,8 @@ struct DelayEstimatorTests {
     @Test("the signal buried 20 dB under noise is not claimed as a lock with a wrong delay")
     func buried() {
         let estimator = Self.estimator()
-        let found = Self.measure(Self.returned(delay: 300, gain: 0.01, frames: 48000, snr: -30, seed: 5), estimator: estimator)
+        let found = Self.measure(
+            Self.returned(delay: 300, gain: 0.01, frames: 48000, snr: -30, seed: 5), estimator: estimator)
         // At −30 dB SNR the correlation gain (≈ 36 dB) leaves the peak near the threshold:
         // anything it reports must still be right.
         for measurement in found { #expect(abs(measurement.delayFrames - 300) < 0.5) }

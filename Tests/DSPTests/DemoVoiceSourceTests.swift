@@ -1,11 +1,15 @@
 import Testing
+
 @testable import DSP
 
 /// Renders `seconds` of the demo in calls of `chunk` frames.
-private func demo(seed: UInt64, seconds: Double, sampleRate: Double = 48000, chunk: Int = 256) -> (primary: [Float], reference: [Float]) {
+private func demo(seed: UInt64, seconds: Double, sampleRate: Double = 48000, chunk: Int = 256) -> (
+    primary: [Float], reference: [Float]
+) {
     var source = DemoVoiceSource(sampleRate: sampleRate, seed: seed)
     let count = Int(seconds * sampleRate)
-    var primary = [Float](repeating: 0, count: count), reference = primary
+    var primary = [Float](repeating: 0, count: count)
+    var reference = primary
     primary.withUnsafeMutableBufferPointer { p in
         reference.withUnsafeMutableBufferPointer { r in
             var offset = 0
@@ -55,10 +59,10 @@ private func meanSquare(_ x: ArraySlice<Float>) -> Double {
         let (p, _) = demo(seed: 2, seconds: 30)
         let window = 2400  // 50 ms
         let levels = stride(from: 0, to: p.count - window, by: window).map {
-            Decibels.meanSquareToDBFS(meanSquare(p[$0..<($0 + window)]))
+            Decibels.meanSquareToDBFS(meanSquare(p[$0 ..< ($0 + window)]))
         }
         let quiet = levels.filter { $0 < -45 }.count  // only noise: pauses
-        let loud = levels.filter { $0 > -25 }.count   // vowels
+        let loud = levels.filter { $0 > -25 }.count  // vowels
         #expect(quiet > levels.count / 10)
         #expect(loud > levels.count / 5)
         #expect(levels.allSatisfy { $0 > -60 })  // the noise never stops
@@ -68,10 +72,10 @@ private func meanSquare(_ x: ArraySlice<Float>) -> Double {
         let (p, r) = demo(seed: 4, seconds: 5)
         func correlation(_ lag: Int) -> Double {
             var sum = 0.0
-            for i in 0..<(p.count - lag) { sum += Double(p[i]) * Double(r[i + lag]) }
+            for i in 0 ..< (p.count - lag) { sum += Double(p[i]) * Double(r[i + lag]) }
             return sum
         }
-        let best = (0...40).max { correlation($0) < correlation($1) }!
-        #expect((13...17).contains(best), "lag \(best)")  // 0.3 ms = 14 frames, + the low-pass
+        let best = (0 ... 40).max { correlation($0) < correlation($1) }!
+        #expect((13 ... 17).contains(best), "lag \(best)")  // 0.3 ms = 14 frames, + the low-pass
     }
 }

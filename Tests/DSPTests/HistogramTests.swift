@@ -11,13 +11,13 @@ struct HistogramTests {
         #expect(histogram.percentile(0.9) == 900)
         #expect(histogram.percentile(0.99) == 990)
         #expect(histogram.percentile(0.999) == 999)
-        #expect(histogram.percentile(1.0) == 999.5)       // capped at the exact maximum
+        #expect(histogram.percentile(1.0) == 999.5)  // capped at the exact maximum
         #expect(histogram.minimum == 0.5 && histogram.maximum == 999.5)
         #expect(histogram.mean == 500)
     }
 
     @Test func overflowAnswersWithTheMaximum() {
-        var histogram = Histogram(binWidth: 10, binCount: 10)   // covers 0..<100
+        var histogram = Histogram(binWidth: 10, binCount: 10)  // covers 0..<100
         for _ in 0 ..< 98 { histogram.add(5) }
         histogram.add(250)
         histogram.add(1234)

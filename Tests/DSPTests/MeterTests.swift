@@ -1,13 +1,16 @@
 import Foundation
 import Testing
+
 @testable import DSP
 
 private let rate = 48000.0
 private let coefficients = MeterCoefficients(sampleRate: rate)
 
 /// Meters `signal` in periods of `period` frames, continuing from `meter`.
-private func metered(_ signal: [Float], period: Int = 256, from meter: ChannelMeter = ChannelMeter(),
-             coefficients c: MeterCoefficients = coefficients) -> ChannelMeter {
+private func metered(
+    _ signal: [Float], period: Int = 256, from meter: ChannelMeter = ChannelMeter(),
+    coefficients c: MeterCoefficients = coefficients
+) -> ChannelMeter {
     var meter = meter
     signal.withUnsafeBufferPointer { buffer in
         var offset = 0
@@ -22,7 +25,7 @@ private func metered(_ signal: [Float], period: Int = 256, from meter: ChannelMe
 
 /// `count` samples of a sine of `amplitude` at `frequency` Hz, starting at phase 0.
 private func sine(amplitude: Double, frequency: Double, count: Int) -> [Float] {
-    (0..<count).map { Float(amplitude * sin(2 * Double.pi * frequency * Double($0) / rate)) }
+    (0 ..< count).map { Float(amplitude * sin(2 * Double.pi * frequency * Double($0) / rate)) }
 }
 
 /// 1 kHz at 48 kHz has its crests on samples 12, 60, …: 3 s ending on a crest.
@@ -47,7 +50,7 @@ private let crestEnding = 48 * 3000 + 13
     }
 
     @Test func fullScaleSquare() {
-        let square = (0..<(3 * 48000)).map { ($0 / 24) % 2 == 0 ? Float(1) : -1 }  // 1 kHz
+        let square = (0 ..< (3 * 48000)).map { ($0 / 24) % 2 == 0 ? Float(1) : -1 }  // 1 kHz
         let r = metered(square).reading
         #expect(r.peakDBFS == 0)
         #expect(r.maxPeakDBFS == 0)
@@ -76,7 +79,7 @@ private let crestEnding = 48 * 3000 + 13
     @Test func clipCountCountsExactlyFullScaleAndAbove() {
         var signal = [Float](repeating: 0.999, count: 1000)
         for (i, v) in [1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0].enumerated() { signal[10 + 50 * i] = Float(v) }
-        for i in 0..<3 { signal[700 + 10 * i] = i == 1 ? -1.2 : 1.2 }
+        for i in 0 ..< 3 { signal[700 + 10 * i] = i == 1 ? -1.2 : 1.2 }
         signal[900] = -0.99999994  // the largest Float below 1 does not clip
         let r = metered(signal, period: 64).reading
         #expect(r.clipCount == 10)
@@ -126,9 +129,10 @@ private let crestEnding = 48 * 3000 + 13
 
     @Test func holdNeverBelowPeak() {
         var src = DemoVoiceSource(sampleRate: rate, seed: 9)
-        var a = [Float](repeating: 0, count: 480), b = a
+        var a = [Float](repeating: 0, count: 480)
+        var b = a
         var meter = ChannelMeter()
-        for _ in 0..<500 {
+        for _ in 0 ..< 500 {
             src.render(primary: &a, reference: &b, count: a.count)
             meter = metered(a, period: 480, from: meter)
             #expect(meter.hold >= meter.peak)
@@ -155,16 +159,18 @@ private let crestEnding = 48 * 3000 + 13
             #expect(c.rmsRetain + c.rmsGain == 1)
             #expect(c.holdFrames == Int(2 * fs))
         }
-        let custom = MeterCoefficients(sampleRate: 1000, fallbackDecibelsPerSecond: 0, rmsTimeConstant: 0.125, holdSeconds: 0.5)
+        let custom = MeterCoefficients(
+            sampleRate: 1000, fallbackDecibelsPerSecond: 0, rmsTimeConstant: 0.125, holdSeconds: 0.5)
         #expect(custom.peakDecay == 1 && custom.holdFrames == 500)
     }
 
     @Test func periodSizeDoesNotChangeTheState() {
         var src = DemoVoiceSource(sampleRate: rate, seed: 3)
-        var signal = [Float](repeating: 0, count: 5 * 48000), other = signal
+        var signal = [Float](repeating: 0, count: 5 * 48000)
+        var other = signal
         src.render(primary: &signal, reference: &other, count: signal.count)
         for i in stride(from: 0, to: signal.count, by: 7919) { signal[i] = 1.1 }  // clips
-        signal.replaceSubrange(96000..<96000 + 48000, with: repeatElement(0, count: 48000))  // a hold that falls
+        signal.replaceSubrange(96000 ..< 96000 + 48000, with: repeatElement(0, count: 48000))  // a hold that falls
         signal[200_000] = .nan
         let reference = metered(signal, period: 1)
         for period in [16, 64, 1000, 4096, signal.count] {
@@ -249,7 +255,9 @@ private let crestEnding = 48 * 3000 + 13
                 for _ in 0 ..< length { out.append([1, -1, 1.5, -3, 0.999_999_94, Float(g.unit())][g.below(6)]) }
             case 3:  // non-finite and subnormal samples among small noise
                 for _ in 0 ..< length {
-                    let special: [Float] = [.nan, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNormalMagnitude / 3, 1e-30]
+                    let special: [Float] = [
+                        .nan, .infinity, -.infinity, .leastNonzeroMagnitude, -.leastNormalMagnitude / 3, 1e-30,
+                    ]
                     out.append(g.below(8) == 0 ? special[g.below(special.count)] : Float(g.unit() - 0.5) * 1e-6)
                 }
             case 4:  // one spike, then quiet
@@ -264,8 +272,10 @@ private let crestEnding = 48 * 3000 + 13
     }
 
     static func bits(_ m: ChannelMeter) -> [UInt64] {
-        [m.peak.bitPattern, m.hold.bitPattern, UInt64(bitPattern: Int64(m.holdFramesLeft)), m.meanSquare.bitPattern,
-         m.maxPeak.bitPattern, m.clipCount, m.sumOfSquares.bitPattern, m.frameCount]
+        [
+            m.peak.bitPattern, m.hold.bitPattern, UInt64(bitPattern: Int64(m.holdFramesLeft)), m.meanSquare.bitPattern,
+            m.maxPeak.bitPattern, m.clipCount, m.sumOfSquares.bitPattern, m.frameCount,
+        ]
     }
 
     /// Meters `left`/`right` in periods from `periods` (cycled) both ways; true when the states
@@ -275,7 +285,8 @@ private let crestEnding = 48 * 3000 + 13
         let stereo = UnsafeMutablePointer<ChannelMeter>.allocate(capacity: 2)
         defer { stereo.deallocate() }
         stereo.initialize(repeating: ChannelMeter(), count: 2)
-        var offset = 0, k = 0
+        var offset = 0
+        var k = 0
         while offset < left.count {
             let n = min(periods[k % periods.count], left.count - offset)
             k += 1
@@ -283,13 +294,16 @@ private let crestEnding = 48 * 3000 + 13
                 right.withUnsafeBufferPointer { r in
                     scalar[0].process(l.baseAddress! + offset, count: n, coefficients: c)
                     scalar[1].process(r.baseAddress! + offset, count: n, coefficients: c)
-                    ChannelMeter.processStereo(stereo, left: l.baseAddress! + offset, right: r.baseAddress! + offset,
-                                               count: n, coefficients: c)
+                    ChannelMeter.processStereo(
+                        stereo, left: l.baseAddress! + offset, right: r.baseAddress! + offset,
+                        count: n, coefficients: c)
                 }
             }
             offset += n
             if bits(scalar[0]) != bits(stereo[0]) || bits(scalar[1]) != bits(stereo[1]) {
-                Issue.record("differs after frame \(offset) (period \(n)): per channel \(scalar), stereo \([stereo[0], stereo[1]])")
+                Issue.record(
+                    "differs after frame \(offset) (period \(n)): per channel \(scalar), stereo \([stereo[0], stereo[1]])"
+                )
                 return false
             }
         }
@@ -300,7 +314,8 @@ private let crestEnding = 48 * 3000 + 13
         coefficients,
         MeterCoefficients(sampleRate: 44100),
         // Fast ballistics: holds run out, peaks and the mean square reach the flush floor often.
-        MeterCoefficients(sampleRate: 48000, fallbackDecibelsPerSecond: 20_000, rmsTimeConstant: 0.002, holdSeconds: 0.004),
+        MeterCoefficients(
+            sampleRate: 48000, fallbackDecibelsPerSecond: 20_000, rmsTimeConstant: 0.002, holdSeconds: 0.004),
         // A long hold over a fast fall: the peak and the mean square reach their floors while the
         // hold still counts down, and the fast loop's flush bounds decide where it may run.
         MeterCoefficients(sampleRate: 48000, fallbackDecibelsPerSecond: 600, rmsTimeConstant: 0.01, holdSeconds: 1),
@@ -324,13 +339,15 @@ private let crestEnding = 48 * 3000 + 13
         }
     }
 
-    @Test("a burst, then silence and faint noise that decay to the flush floors while the hold counts down",
-          arguments: [3, 4])
+    @Test(
+        "a burst, then silence and faint noise that decay to the flush floors while the hold counts down",
+        arguments: [3, 4])
     func decaysToTheFloorsDuringTheHold(coefficientSet: Int) {
         // 600 dB/s, τ = 10 ms or 100 dB/s, τ = 5 ms, 1 s hold: a floor within about 0.4 s.
         let c = Self.coefficientSets[coefficientSet]
         var g = Generator(state: 99)
-        var left: [Float] = [], right: [Float] = []
+        var left: [Float] = []
+        var right: [Float] = []
         for burst in 0 ..< 6 {
             let level = Float(0.2 + 0.7 * g.unit())
             left += repeatElement(level, count: 50)
@@ -349,7 +366,8 @@ private let crestEnding = 48 * 3000 + 13
     @Test("the demo voice and the reference signal, 32-frame periods")
     func matchesOnProgramSignals() {
         var voice = DemoVoiceSource(sampleRate: rate, seed: 5)
-        var primary = [Float](repeating: 0, count: 10 * 48000), reference = primary
+        var primary = [Float](repeating: 0, count: 10 * 48000)
+        var reference = primary
         voice.render(primary: &primary, reference: &reference, count: primary.count)
         let voiceMatches = Self.matches(primary, reference, periods: [32], coefficients: coefficients)
         #expect(voiceMatches)
@@ -372,7 +390,9 @@ private let crestEnding = 48 * 3000 + 13
 
     @Test("most coefficient sets have finite bounds, so the test below checks something")
     func boundsExist() {
-        #expect(Self.boundedSets.count >= StereoPath.coefficientSets.count / 2, "only \(Self.boundedSets.count) bounded sets")
+        #expect(
+            Self.boundedSets.count >= StereoPath.coefficientSets.count / 2,
+            "only \(Self.boundedSets.count) bounded sets")
     }
 
     @Test("peak and mean square starting at the bound stay above the floors for a whole run", arguments: boundedSets)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DSP
 
 /// Deterministic test signals for two mics.
@@ -12,7 +13,8 @@ private struct TwoMicSignal {
     static func voice(seconds: Double, sampleRate: Int = 48_000) -> TwoMicSignal {
         let n = Int(seconds * Double(sampleRate))
         var source = DemoVoiceSource(sampleRate: Double(sampleRate), seed: 7)
-        var p = [Float](repeating: 0, count: n), r = [Float](repeating: 0, count: n)
+        var p = [Float](repeating: 0, count: n)
+        var r = [Float](repeating: 0, count: n)
         p.withUnsafeMutableBufferPointer { pp in
             r.withUnsafeMutableBufferPointer { rr in
                 source.render(primary: pp.baseAddress!, reference: rr.baseAddress!, count: n)
@@ -30,15 +32,17 @@ private struct TwoMicSignal {
         let n = Int(seconds * Double(sampleRate))
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func uniform() -> Float {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Float(Int64(bitPattern: state) >> 11) / Float(1 << 52)
         }
         let amplitude = Float(Decibels.gain(decibels: decibels)) * 1.7
         let referenceGain = Float(Decibels.gain(decibels: referenceGainDecibels))
         let change = Int(changeSeconds * Double(sampleRate))
-        var p = [Float](repeating: 0, count: n), r = [Float](repeating: 0, count: n)
-        var lowP: Float = 0, lowR: Float = 0
-        for i in 0..<n {
+        var p = [Float](repeating: 0, count: n)
+        var r = [Float](repeating: 0, count: n)
+        var lowP: Float = 0
+        var lowR: Float = 0
+        for i in 0 ..< n {
             // White plus a one-pole low-passed part: more energy low, like room noise.
             lowP = 0.97 * lowP + 0.03 * uniform()
             lowR = 0.97 * lowR + 0.03 * uniform()
@@ -101,7 +105,7 @@ struct NoiseSuppressorTests {
         let lag = try NoiseSuppressor(sampleRate: 48_000).latencyFrames
         // Compare the last 5 s (after the first second of settling), aligned by the lag.
         let start = 48_000
-        let input = signal.primary[start..<(signal.count - lag)]
+        let input = signal.primary[start ..< (signal.count - lag)]
         let output = clean[(start + lag)...]
         let levelChange = decibels(meanSquare(output)) - decibels(meanSquare(input))
         #expect(abs(levelChange) < 0.5, "level change \(levelChange) dB")
@@ -120,31 +124,39 @@ struct NoiseSuppressorTests {
         #expect(attenuation >= 12, "attenuation \(attenuation) dB")
     }
 
-    @Test("A far point source (the same noise at both mics, 5 samples apart) is cancelled: ≥ 20 dB, more than diffuse noise")
+    @Test(
+        "A far point source (the same noise at both mics, 5 samples apart) is cancelled: ≥ 20 dB, more than diffuse noise"
+    )
     func coherentNoiseIsCancelled() throws {
         let diffuse = TwoMicSignal.noise(seconds: 4)
         var reference = [Float](repeating: 0, count: diffuse.count)
-        for i in 5..<diffuse.count { reference[i] = 0.9 * diffuse.primary[i - 5] }
+        for i in 5 ..< diffuse.count { reference[i] = 0.9 * diffuse.primary[i - 5] }
         let coherent = TwoMicSignal(primary: diffuse.primary, reference: reference)
         let start = 48_000
         let input = decibels(meanSquare(coherent.primary[start...]))
         let coherentAttenuation = input - decibels(meanSquare(try denoise(coherent, block: 256)[start...]))
         let diffuseAttenuation = input - decibels(meanSquare(try denoise(diffuse, block: 256)[start...]))
         #expect(coherentAttenuation >= 20, "coherent: \(coherentAttenuation) dB")
-        #expect(coherentAttenuation > diffuseAttenuation + 3, "coherent \(coherentAttenuation) dB, diffuse \(diffuseAttenuation) dB")
+        #expect(
+            coherentAttenuation > diffuseAttenuation + 3,
+            "coherent \(coherentAttenuation) dB, diffuse \(diffuseAttenuation) dB")
     }
 
-    @Test("A 3 dB mic mismatch from the start: within 1.5 dB after 0.5 s, within 0.5 dB after 3 s", arguments: [3.0, -3.0])
+    @Test(
+        "A 3 dB mic mismatch from the start: within 1.5 dB after 0.5 s, within 0.5 dB after 3 s",
+        arguments: [3.0, -3.0])
     func mismatchFromTheStart(referenceGain: Double) throws {
         let signal = TwoMicSignal.noise(seconds: 3, referenceGainDecibels: referenceGain)
         let suppressor = try NoiseSuppressor(sampleRate: 48_000)
         var clean = [Float](repeating: 0, count: signal.count)
         signal.primary.withUnsafeBufferPointer { p in
             signal.reference.withUnsafeBufferPointer { r in
-                suppressor.process(primary: p.baseAddress!, reference: r.baseAddress!, clean: &clean, frameCount: 24_000)
+                suppressor.process(
+                    primary: p.baseAddress!, reference: r.baseAddress!, clean: &clean, frameCount: 24_000)
                 #expect(abs(Double(suppressor.kernel.calibrationDecibels) + referenceGain) < 1.5)
-                suppressor.process(primary: p.baseAddress! + 24_000, reference: r.baseAddress! + 24_000,
-                                   clean: &clean, frameCount: signal.count - 24_000)
+                suppressor.process(
+                    primary: p.baseAddress! + 24_000, reference: r.baseAddress! + 24_000,
+                    clean: &clean, frameCount: signal.count - 24_000)
             }
         }
         #expect(abs(Double(suppressor.kernel.calibrationDecibels) + referenceGain) < 0.5)
@@ -189,15 +201,24 @@ struct NoiseSuppressorTests {
         #expect(clean == reference)
     }
 
-    @Test("Silence, DC, full-scale clipping and denormal input give finite output", arguments: ["silence", "dc", "clipped", "denormal", "one-mic"])
+    @Test(
+        "Silence, DC, full-scale clipping and denormal input give finite output",
+        arguments: ["silence", "dc", "clipped", "denormal", "one-mic"])
     func hostileInputStaysFinite(kind: String) throws {
         let n = 48_000
-        var p = [Float](repeating: 0, count: n), r = [Float](repeating: 0, count: n)
-        for i in 0..<n {
+        var p = [Float](repeating: 0, count: n)
+        var r = [Float](repeating: 0, count: n)
+        for i in 0 ..< n {
             switch kind {
-            case "dc": p[i] = 0.5; r[i] = 0.5
-            case "clipped": p[i] = (i / 40) % 2 == 0 ? 1 : -1; r[i] = (i / 37) % 2 == 0 ? 1 : -1
-            case "denormal": p[i] = Float.leastNonzeroMagnitude * Float(i % 7); r[i] = Float.leastNormalMagnitude / 3
+            case "dc":
+                p[i] = 0.5
+                r[i] = 0.5
+            case "clipped":
+                p[i] = (i / 40) % 2 == 0 ? 1 : -1
+                r[i] = (i / 37) % 2 == 0 ? 1 : -1
+            case "denormal":
+                p[i] = Float.leastNonzeroMagnitude * Float(i % 7)
+                r[i] = Float.leastNormalMagnitude / 3
             case "one-mic": p[i] = Float(i % 100) / 200
             default: break
             }

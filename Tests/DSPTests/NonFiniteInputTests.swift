@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DSP
 
 /// The suppressor's state must never keep a non-finite value: a NaN, an infinity or an absurd
@@ -9,7 +10,8 @@ struct NonFiniteInputTests {
     private static func voice() -> (primary: [Float], reference: [Float]) {
         let n = 96_000
         var source = DemoVoiceSource(sampleRate: 48_000, seed: 11)
-        var primary = [Float](repeating: 0, count: n), reference = [Float](repeating: 0, count: n)
+        var primary = [Float](repeating: 0, count: n)
+        var reference = [Float](repeating: 0, count: n)
         primary.withUnsafeMutableBufferPointer { p in
             reference.withUnsafeMutableBufferPointer { r in
                 source.render(primary: p.baseAddress!, reference: r.baseAddress!, count: n)
@@ -49,13 +51,14 @@ struct NonFiniteInputTests {
     func recovers(bad: Float, inReference: Bool) throws {
         let (primary, reference) = Self.voice()
         let expected = try Self.denoise(primary: primary, reference: reference)
-        var poisonedPrimary = primary, poisonedReference = reference
+        var poisonedPrimary = primary
+        var poisonedReference = reference
         if inReference { poisonedReference[24_000] = bad } else { poisonedPrimary[24_000] = bad }
         let clean = try Self.denoise(primary: poisonedPrimary, reference: poisonedReference)
         let firstNonFinite = clean.firstIndex { !$0.isFinite }
         #expect(firstNonFinite == nil, "output sample \(firstNonFinite ?? -1) is not finite")
         // The last half second: the state has forgotten the bad sample.
-        let tail = 72_000..<96_000
+        let tail = 72_000 ..< 96_000
         let drift = Self.meanSquare(clean[tail]) / Self.meanSquare(expected[tail])
         #expect(drift > 0.9 && drift < 1.1, "the last half second's power moved by a factor \(drift)")
     }
@@ -65,7 +68,9 @@ struct NonFiniteInputTests {
         let input: [Float] = [0, -0.5, 1, 8, -15.5, 16, 17, -3e4, .nan, .infinity, .leastNonzeroMagnitude]
         var output = [Float](repeating: 7, count: input.count)
         input.withUnsafeBufferPointer { i in
-            output.withUnsafeMutableBufferPointer { o in copyAdmissible(o.baseAddress!, from: i.baseAddress!, count: i.count) }
+            output.withUnsafeMutableBufferPointer { o in
+                copyAdmissible(o.baseAddress!, from: i.baseAddress!, count: i.count)
+            }
         }
         #expect(output == [0, -0.5, 1, 8, -15.5, 16, 16, -16, 0, 0, .leastNonzeroMagnitude])
     }

@@ -5,7 +5,10 @@ import Testing
 struct ReferenceSignalTests {
     func frames(from start: UInt64, count: Int) -> [Float] {
         (0 ..< count).flatMap { i in
-            [ReferenceSignal.value(channel: 0, frame: start + UInt64(i)), ReferenceSignal.value(channel: 1, frame: start + UInt64(i))]
+            [
+                ReferenceSignal.value(channel: 0, frame: start + UInt64(i)),
+                ReferenceSignal.value(channel: 1, frame: start + UInt64(i)),
+            ]
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Realtime
 import SoundFile
 import Testing
+
 @testable import Engine
 
 /// The capture kernel and the writer thread without a server: periods go in, a file comes out.
@@ -18,7 +19,7 @@ final class CaptureKernelTests {
     let mailbox = LatestValueMailbox(count: 2, initial: ChannelMeter())
     let left = UnsafeMutablePointer<Float>.allocate(capacity: 64)
     let right = UnsafeMutablePointer<Float>.allocate(capacity: 64)
-    let samples = SPSCRing<Float>(capacity: 256 * 2)   // 4 periods
+    let samples = SPSCRing<Float>(capacity: 256 * 2)  // 4 periods
     let drops = SPSCRing<DropEvent>(capacity: 8)
     let serverGaps = SPSCRing<DropEvent>(capacity: 2)
     /// The session core's memory (a timing ring of 4), as a session would make it.
@@ -31,21 +32,25 @@ final class CaptureKernelTests {
         counters.initialize(to: CaptureCounters())
         meters.initialize(repeating: ChannelMeter(), count: 2)
         inputs.initialize(repeating: UnsafePointer(left), count: 2)
-        kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-                                 drops: drops, serverGaps: serverGaps, counters: counters, memory: memory, frameLimit: .max)
+        kernel = Self.makeKernel(
+            ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
+            drops: drops, serverGaps: serverGaps, counters: counters, memory: memory, frameLimit: .max)
     }
 
-    static func makeKernel(ports: UnsafeMutablePointer<OpaquePointer>, inputs: UnsafeMutablePointer<UnsafePointer<Float>>,
-                           meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
-                           samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, serverGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
-                           counters: UnsafeMutablePointer<CaptureCounters>,
-                           memory: SessionMemory, frameLimit: UInt64) -> CaptureKernel {
-        var kernel = CaptureKernel(link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false),
-                                   channelCount: 2, ports: ports, inputs: inputs, meters: meters,
-                                   meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
-                                   samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer, counters: counters,
-                                   frameLimit: frameLimit, monitor: nil,
-                                   meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
+    static func makeKernel(
+        ports: UnsafeMutablePointer<OpaquePointer>, inputs: UnsafeMutablePointer<UnsafePointer<Float>>,
+        meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
+        samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, serverGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
+        counters: UnsafeMutablePointer<CaptureCounters>,
+        memory: SessionMemory, frameLimit: UInt64
+    ) -> CaptureKernel {
+        var kernel = CaptureKernel(
+            link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false),
+            channelCount: 2, ports: ports, inputs: inputs, meters: meters,
+            meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
+            samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer, counters: counters,
+            frameLimit: frameLimit, monitor: nil,
+            meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
         kernel.isTaking = true
         return kernel
     }
@@ -53,7 +58,11 @@ final class CaptureKernelTests {
     deinit {
         counters.deinitialize(count: 1)
         counters.deallocate()
-        inputs.deallocate(); ports.deallocate(); meters.deallocate(); left.deallocate(); right.deallocate()
+        inputs.deallocate()
+        ports.deallocate()
+        meters.deallocate()
+        left.deallocate()
+        right.deallocate()
     }
 
     /// Source frame i carries +(i+1) on channel 1 and −(i+1) on channel 2: never silence.
@@ -69,10 +78,12 @@ final class CaptureKernelTests {
     }
 
     func makeWriter(_ path: String) throws -> TakeWriter {
-        let file = try SoundFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float),
-                                       sampleRate: 48000, channelCount: 2)
-        return TakeWriter(file: file, samples: samples.consumer, drops: drops.consumer, counters: counters,
-                          channelCount: 2, wakeInterval: .milliseconds(2))
+        let file = try SoundFileWriter(
+            path: path, format: AudioFileFormat(container: .wav, encoding: .float),
+            sampleRate: 48000, channelCount: 2)
+        return TakeWriter(
+            file: file, samples: samples.consumer, drops: drops.consumer, counters: counters,
+            channelCount: 2, wakeInterval: .milliseconds(2))
     }
 
     func taken() -> UInt64 { counters.pointee.framesTaken.load(ordering: .relaxed) }
@@ -84,13 +95,13 @@ final class CaptureKernelTests {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try makeWriter(path)
-        for _ in 0 ..< 6 { runPeriod() }          // 4 fit, 2 are dropped (writer not running yet)
+        for _ in 0 ..< 6 { runPeriod() }  // 4 fit, 2 are dropped (writer not running yet)
         let framesDroppedNow = counters.pointee.framesDropped.load(ordering: .relaxed)
         #expect(framesDroppedNow == 128)
         writer.start()
         let deadline = Date().addingTimeInterval(10)
         while writer.framesWritten.load(ordering: .relaxed) < 256 && Date() < deadline { usleep(1000) }
-        runPeriod()                                // fits: reports the pending drop first
+        runPeriod()  // fits: reports the pending drop first
         runPeriod()
         let result = writer.finish()
         #expect(result.failure == nil)
@@ -112,10 +123,12 @@ final class CaptureKernelTests {
     func headerFollowsTheTake() throws {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = try SoundFileWriter(path: path, format: AudioFileFormat(container: .wav, encoding: .float),
-                                       sampleRate: 48000, channelCount: 2)
-        let writer = TakeWriter(file: file, samples: samples.consumer, drops: drops.consumer, counters: counters,
-                                channelCount: 2, wakeInterval: .milliseconds(2), headerInterval: .milliseconds(20))
+        let file = try SoundFileWriter(
+            path: path, format: AudioFileFormat(container: .wav, encoding: .float),
+            sampleRate: 48000, channelCount: 2)
+        let writer = TakeWriter(
+            file: file, samples: samples.consumer, drops: drops.consumer, counters: counters,
+            channelCount: 2, wakeInterval: .milliseconds(2), headerInterval: .milliseconds(20))
         for _ in 0 ..< 4 { runPeriod() }
         writer.start()
         // The file is still open for writing: only the header makes these frames visible.
@@ -151,7 +164,7 @@ final class CaptureKernelTests {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try makeWriter(path)
-        for _ in 0 ..< 5 { runPeriod() }          // the 5th does not fit
+        for _ in 0 ..< 5 { runPeriod() }  // the 5th does not fit
         writer.start()
         let result = writer.finish()
         #expect(result.drops == [DropEvent(startFrame: 256, frameCount: 64)])
@@ -163,8 +176,9 @@ final class CaptureKernelTests {
 
     @Test("a duration takes exactly that many frames, even mid-period")
     func frameLimitIsExact() {
-        kernel = Self.makeKernel(ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-                                 drops: drops, counters: counters, memory: memory, frameLimit: 100)
+        kernel = Self.makeKernel(
+            ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
+            drops: drops, counters: counters, memory: memory, frameLimit: 100)
         runPeriod()
         let completeEarly = counters.pointee.isComplete.load(ordering: .relaxed)
         #expect(!completeEarly)
@@ -197,10 +211,11 @@ final class CaptureKernelTests {
         // Cycle started at 1000 µs, callback entered at 1100, left at 1130; period 667 µs.
         for cycle in 0 ..< 6 {
             let start = UInt64(1000 + 667 * cycle)
-            kernel.link.recordTiming(cycleStart: start, periodUsecs: 666.7, entered: start + 100, left: start + 130, frames: 32)
+            kernel.link.recordTiming(
+                cycleStart: start, periodUsecs: 666.7, entered: start + 100, left: start + 130, frames: 32)
         }
         let missed = state.pointee.timingsMissed.load(ordering: .relaxed)
-        #expect(missed == 2)                           // the ring holds 4
+        #expect(missed == 2)  // the ring holds 4
         statistics.drain()
         let summary = statistics.summary(cyclesMissed: missed)
         #expect(summary.cycles == 4)
@@ -250,18 +265,20 @@ final class CaptureKernelTests {
         }
         cycle(at: 1000)
         cycle(at: 1064)
-        cycle(at: 1192)                // the counter skipped one period (1128)
+        cycle(at: 1192)  // the counter skipped one period (1128)
         cycle(at: 1256)
         waitForWriter()
-        cycle(at: 1448)                // and two more (1320, 1384)
-        cycle(at: 1480, frames: 32)    // a period change: the counter is not judged across it
+        cycle(at: 1448)  // and two more (1320, 1384)
+        cycle(at: 1480, frames: 32)  // a period change: the counter is not judged across it
         cycle(at: 1512, frames: 32)
         #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 2)
         #expect(counters.pointee.framesSkippedByServer.load(ordering: .relaxed) == 192)
         #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
         #expect(taken() == 384)
         let gaps = serverGaps.consumer.readableSlices()
-        #expect(gaps.count == 2 && gaps[0] == DropEvent(startFrame: 128, frameCount: 64) && gaps[1] == DropEvent(startFrame: 256, frameCount: 128))
+        #expect(
+            gaps.count == 2 && gaps[0] == DropEvent(startFrame: 128, frameCount: 64)
+                && gaps[1] == DropEvent(startFrame: 256, frameCount: 128))
         // A third gap finds the log full (it holds 2): counted all the same.
         cycle(at: 1600, frames: 32)
         #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 3)
@@ -271,7 +288,8 @@ final class CaptureKernelTests {
         let frames = try readBack(path)
         #expect(frames.count == 416 * 2)
         for frame in 0 ..< 416 {
-            #expect(frames[2 * frame] == Float(frame + 1) && frames[2 * frame + 1] == -Float(frame + 1), "frame \(frame)")
+            #expect(
+                frames[2 * frame] == Float(frame + 1) && frames[2 * frame + 1] == -Float(frame + 1), "frame \(frame)")
             if frames[2 * frame] != Float(frame + 1) { break }
         }
     }

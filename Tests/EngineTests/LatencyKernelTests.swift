@@ -2,6 +2,7 @@ import DSP
 import Jack
 import Realtime
 import Testing
+
 @testable import Engine
 
 /// The latency kernel without a server: cycles are run by hand on one buffer that serves as
@@ -27,9 +28,10 @@ final class LatencyKernelTests {
         buffer = .allocate(capacity: 1024)
         buffer.initialize(repeating: 0, count: 1024)
         let handle = OpaquePointer(bitPattern: 0x10)!
-        kernel = LatencyKernel(output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
-                               measures: true, returns: returns, gaps: gaps, counters: counters,
-                               link: memory.link(client: handle, readsSystemClock: false))
+        kernel = LatencyKernel(
+            output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
+            measures: true, returns: returns, gaps: gaps, counters: counters,
+            link: memory.link(client: handle, readsSystemClock: false))
     }
 
     deinit {
@@ -101,9 +103,9 @@ final class LatencyKernelTests {
     func fullRingLogsAGap() {
         arm()
         cycle()
-        for _ in 0 ..< 16 { cycle() }                 // 4096 frames: the ring is full
+        for _ in 0 ..< 16 { cycle() }  // 4096 frames: the ring is full
         cycle()
-        cycle()                                      // two periods lost, merged
+        cycle()  // two periods lost, merged
         #expect(counters.pointee.returnFramesLost.load(ordering: .relaxed) == 512)
         #expect(gaps.consumer.availableToRead() == 0)
         _ = drainReturns()
@@ -149,9 +151,10 @@ final class LatencyKernelTests {
 
     @Test("without a loop the output stays silent and nothing is queued, but the timeline runs")
     func timingOnly() {
-        kernel = LatencyKernel(output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
-                               measures: false, returns: returns, gaps: gaps, counters: counters,
-                               link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false))
+        kernel = LatencyKernel(
+            output: buffer, input: UnsafePointer(buffer), table: table, period: signal.period,
+            measures: false, returns: returns, gaps: gaps, counters: counters,
+            link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false))
         counters.pointee.isArmed.store(true, ordering: .releasing)
         buffer.update(repeating: 0.5, count: 256)
         cycle()
@@ -166,7 +169,8 @@ final class LatencyKernelTests {
     func timingsAreRecorded() {
         for cycle in 0 ..< 10 {
             let start = UInt64(1000 + 1000 * cycle)
-            kernel.link.recordTiming(cycleStart: start, periodUsecs: 5333, entered: start + 40, left: start + 60, frames: 256)
+            kernel.link.recordTiming(
+                cycleStart: start, periodUsecs: 5333, entered: start + 40, left: start + 60, frames: 256)
         }
         #expect(state.pointee.timingsMissed.load(ordering: .relaxed) == 2)
         let statistics = CallbackStatistics(timings: memory.timingRing.consumer)
@@ -183,24 +187,50 @@ final class LatencyKernelTests {
 
     @Test("--send and --return take exact names or the first match of a pattern")
     func resolvesPorts() throws {
-        #expect(try LatencySession.resolvePort("system:playback_2", option: "--send", wanted: .input, inputPorts: Self.inputs, outputPorts: Self.outputs) == "system:playback_2")
-        #expect(try LatencySession.resolvePort("system:playback_*", option: "--send", wanted: .input, inputPorts: Self.inputs, outputPorts: Self.outputs) == "system:playback_1")
-        #expect(try LatencySession.resolvePort("player:*", option: "--return", wanted: .output, inputPorts: Self.inputs, outputPorts: Self.outputs) == "player:out_1")
+        #expect(
+            try LatencySession.resolvePort(
+                "system:playback_2", option: "--send", wanted: .input, inputPorts: Self.inputs,
+                outputPorts: Self.outputs) == "system:playback_2")
+        #expect(
+            try LatencySession.resolvePort(
+                "system:playback_*", option: "--send", wanted: .input, inputPorts: Self.inputs,
+                outputPorts: Self.outputs) == "system:playback_1")
+        #expect(
+            try LatencySession.resolvePort(
+                "player:*", option: "--return", wanted: .output, inputPorts: Self.inputs, outputPorts: Self.outputs)
+                == "player:out_1")
     }
 
-    @Test("an unknown port, or one that points the wrong way, is a usage error that says why",
-          arguments: [
-            ("nosuch:port", "--send", PortDirection.input, "--send: no JACK port named 'nosuch:port'; input ports: system:playback_1"),
-            ("system:capture_1", "--send", .input, "--send needs an input port (a destination such as system:playback_1); 'system:capture_1' is an output port"),
-            ("rec:in_1", "--return", .output, "--return needs an output port (a source such as system:capture_1); 'rec:in_1' is an input port"),
-            ("nosuch:*", "--return", .output, "--return: no JACK port named 'nosuch:*'; output ports: system:capture_1"),
-          ])
+    @Test(
+        "an unknown port, or one that points the wrong way, is a usage error that says why",
+        arguments: [
+            (
+                "nosuch:port", "--send", PortDirection.input,
+                "--send: no JACK port named 'nosuch:port'; input ports: system:playback_1"
+            ),
+            (
+                "system:capture_1", "--send", .input,
+                "--send needs an input port (a destination such as system:playback_1); 'system:capture_1' is an output port"
+            ),
+            (
+                "rec:in_1", "--return", .output,
+                "--return needs an output port (a source such as system:capture_1); 'rec:in_1' is an input port"
+            ),
+            (
+                "nosuch:*", "--return", .output,
+                "--return: no JACK port named 'nosuch:*'; output ports: system:capture_1"
+            ),
+        ])
     func refusesPorts(_ request: String, _ option: String, _ wanted: PortDirection, _ message: String) {
         do {
-            _ = try LatencySession.resolvePort(request, option: option, wanted: wanted, inputPorts: Self.inputs, outputPorts: Self.outputs)
+            _ = try LatencySession.resolvePort(
+                request, option: option, wanted: wanted, inputPorts: Self.inputs, outputPorts: Self.outputs)
             Issue.record("\(request) was accepted")
         } catch {
-            guard case .badPort(let text) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .badPort(let text) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(text.hasPrefix(message), "\(text)")
             #expect(!text.contains("\n"))
         }
@@ -209,11 +239,16 @@ final class LatencyKernelTests {
 
 extension LatencyKernel {
     /// A kernel over test memory (the port handles are never dereferenced without the glue).
-    init(output: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, table: UnsafeMutablePointer<Float>, period: Int,
-         measures: Bool, returns: SPSCRing<Float>, gaps: SPSCRing<DropEvent>, counters: UnsafeMutablePointer<LatencyCounters>,
-         link: SessionLink) {
-        self.init(link: link, outputPort: link.client, inputPort: link.client, output: output, input: input,
-                  signal: UnsafePointer(table), signalPeriod: period, measures: measures, returns: returns.producer,
-                  gaps: gaps.producer, counters: counters)
+    init(
+        output: UnsafeMutablePointer<Float>, input: UnsafePointer<Float>, table: UnsafeMutablePointer<Float>,
+        period: Int,
+        measures: Bool, returns: SPSCRing<Float>, gaps: SPSCRing<DropEvent>,
+        counters: UnsafeMutablePointer<LatencyCounters>,
+        link: SessionLink
+    ) {
+        self.init(
+            link: link, outputPort: link.client, inputPort: link.client, output: output, input: input,
+            signal: UnsafePointer(table), signalPeriod: period, measures: measures, returns: returns.producer,
+            gaps: gaps.producer, counters: counters)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Realtime
 import SoundFile
 import Testing
+
 @testable import Engine
 
 /// The kernels through the offline driver: no server, no threads, no sleeps. Each block is a
@@ -102,7 +103,7 @@ struct OfflineDriverTests {
         options.drainsRing = false
         let capture = OfflineCapture(options, suppressor: nil)
         let input = Self.ramp(frames: 7 * 64)
-        capture.process(interleaved: Array(input[0 ..< 2 * 6 * 64]))   // 4 fit, 2 do not
+        capture.process(interleaved: Array(input[0 ..< 2 * 6 * 64]))  // 4 fit, 2 do not
         #expect(capture.framesDropped == 128)
         #expect(capture.framesTaken == 6 * 64)
         #expect(capture.framesQueued == 256)
@@ -184,8 +185,9 @@ struct OfflineDriverTests {
             let outputPath = folder + "/out-\(block).wav"
             let reader = try SoundFileReader(path: inputPath)
             let writer = try SoundFileWriter(path: outputPath, format: format, sampleRate: 48_000, channelCount: 1)
-            let result = OfflineDenoise.run(reader: reader, writer: writer, blockFrames: block,
-                                            suppressor: try NoiseSuppressor(sampleRate: 48_000))
+            let result = OfflineDenoise.run(
+                reader: reader, writer: writer, blockFrames: block,
+                suppressor: try NoiseSuppressor(sampleRate: 48_000))
             reader.close()
             try writer.close()
             #expect(result.framesRead == Int64(frames))
@@ -215,7 +217,8 @@ struct OfflineDriverTests {
         _ = stereo.withUnsafeBufferPointer { ring.producer.push($0) }
         counters.pointee.isArmed.store(true, ordering: .relaxed)
         let driver = OfflineDriver(kernel: kernel, memory: memory, blockFrames: 8)
-        var left: [Float] = [], right: [Float] = []
+        var left: [Float] = []
+        var right: [Float] = []
         driver.runSilent(blocks: 4) { outputs, frames in
             left.append(contentsOf: UnsafeBufferPointer(start: outputs[0], count: frames))
             right.append(contentsOf: UnsafeBufferPointer(start: outputs[1], count: frames))

@@ -5,196 +5,232 @@ import SoundFile
 import Testing
 
 extension JackIntegrationTests {
-/// Things going wrong mid-take: a stalled writer, a full disk, a period change; and the paths
-/// users give.
-@Suite("Faults")
-struct FaultIntegrationTests {
-    func recordArguments(_ path: String, _ server: SharedTestServer, name: String) -> [String] {
-        ["record", path, "-s", server.name, "-n", name, "-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1]]
-    }
-
-    /// The take matches the reference signal except inside `drops` (start, length), which must
-    /// be silence; the source keeps counting through a drop.
-    static func verifyWithDrops(_ path: String, drops: [(Int, Int)]) throws -> (frames: Int, mismatches: Int) {
-        let samples = try SoundFileReader(path: path).readAllFloats()
-        let frames = samples.count / 2
-        let match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[0 ..< 2 * min(frames, 1000)])) }
-        guard let start = match.startFrame else { return (frames, frames) }
-        var mismatches = 0
-        for i in 0 ..< frames {
-            let inDrop = drops.contains { i >= $0.0 && i < $0.0 + $0.1 }
-            let expected: (Float, Float) = inDrop ? (0, 0)
-                : (ReferenceSignal.value(channel: 0, frame: start + UInt64(i)), ReferenceSignal.value(channel: 1, frame: start + UInt64(i)))
-            if samples[2 * i] != expected.0 || samples[2 * i + 1] != expected.1 { mismatches += 1 }
+    /// Things going wrong mid-take: a stalled writer, a full disk, a period change; and the paths
+    /// users give.
+    @Suite("Faults")
+    struct FaultIntegrationTests {
+        func recordArguments(_ path: String, _ server: SharedTestServer, name: String) -> [String] {
+            [
+                "record", path, "-s", server.name, "-n", name, "-p", server.source.outputPorts[0], "-p",
+                server.source.outputPorts[1],
+            ]
         }
-        return (frames, mismatches)
-    }
 
-    @Test("a stalled writer: drops are counted, listed, silent in place; the file keeps the take's length; exit 75")
-    func writerStall() throws {
-        let server = try SharedTestServer.require()
-        let path = TestEnvironment.scratchFolder("stall") + "/take.wav"
-        let result = try MicmonProcess.run(recordArguments(path, server, name: "stall") + ["--duration", "8", "--json"],
-                                           environment: ["MICMON_TEST_WRITER_STALL_SECONDS": "6"], timeout: 40)
-        #expect(result.exitCode == 75, "stderr: \(result.stderr)")
-        let summary = try #require(result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
-        // "drops":[{"start_frame":N,"length":M,...}]
-        let drops = summary.matches(of: /"start_frame":(\d+),"length":(\d+)/).map { (Int($0.output.1)!, Int($0.output.2)!) }
-        #expect(!drops.isEmpty, "summary: \(summary)")
-        let dropped = drops.map(\.1).reduce(0, +)
-        #expect(summary.contains("\"frames_dropped\":\(dropped)"))
-        #expect(dropped >= server.sampleRate, "only \(dropped) frames dropped in a 6 s stall with a 4 s ring")
-        let (frames, mismatches) = try Self.verifyWithDrops(path, drops: drops)
-        #expect(frames == 8 * server.sampleRate)
-        #expect(mismatches == 0)
-        #expect(result.stderr.contains("frames were dropped"))
-    }
-
-    @Test("a full disk: the error is reported once, the file holds everything up to it, exit 74",
-          .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
-    func fullDisk() throws {
-        try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a small tmpfs (CI runs as root)")
-        let server = try SharedTestServer.require()
-        let mountPoint = TestEnvironment.scratchFolder("fulldisk")
-        try #require(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
-        defer { _ = Shell.run("umount", mountPoint) }
-        let path = mountPoint + "/take.wav"
-        let result = try MicmonProcess.run(recordArguments(path, server, name: "fulldisk") + ["--duration", "30"], timeout: 40)
-        #expect(result.exitCode == 74, "stderr: \(result.stderr)")
-        let errors = result.stderr.split(separator: "\n").filter { $0.contains("cannot write") }
-        #expect(errors.count == 1, "stderr: \(result.stderr)")
-        #expect(result.stdout.contains("the file could not be written"))
-        let (frames, mismatches) = try Self.verifyWithDrops(path, drops: [])
-        #expect(frames > server.sampleRate, "only \(frames) frames kept")
-        #expect(mismatches == 0)
-    }
-
-    @Test("a read-only folder is refused before anything starts",
-          .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a read-only tmpfs"))
-    func readOnlyFolder() throws {
-        try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a read-only tmpfs (CI runs as root)")
-        let mountPoint = TestEnvironment.scratchFolder("readonly")
-        try #require(Shell.run("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mountPoint) == 0)
-        defer { _ = Shell.run("umount", mountPoint) }
-        let result = try MicmonProcess.run(["record", mountPoint + "/take.wav", "-s", "micmon-no-such-server"], timeout: 20)
-        #expect(result.exitCode == 64)
-        #expect(result.stderr.contains("Read-only file system"), "stderr: \(result.stderr)")
-    }
-
-    @Test("file names with spaces and unicode work")
-    func spacesAndUnicode() throws {
-        let server = try SharedTestServer.require()
-        let path = TestEnvironment.scratchFolder("names") + "/take with spaces – Grüße 🎙.wav"
-        let result = try MicmonProcess.run(recordArguments(path, server, name: "names") + ["--duration", "1"], timeout: 20)
-        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-        let outcome = try TakeCheck.verify(path: path)
-        #expect(outcome.frameCount == server.sampleRate && outcome.isExact)
-        #expect(result.stdout.contains("Grüße 🎙.wav"))
-    }
-
-    @Test("a source that quits mid-take reads as silence, is reported, and is reconnected when it returns")
-    func sourceGoneAndBack() throws {
-        let server = try SharedTestServer.require()
-        var source: TestSignalSource? = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
-        let path = TestEnvironment.scratchFolder("route") + "/take.wav"
-        let seconds = 8
-        let child = try MicmonProcess(["record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*",
-                                       "--duration", String(seconds), "--json"])
-        // The source quits after 1.5 s of take and comes back once micmon has seen both ports go
-        // and 1 s more is taken (silence); each wait has its own generous timeout.
-        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
-        source?.stop()
-        source = nil
-        #expect(child.waitUntilStderr(contains: "in_2: source route-src:out_2 went away"), "stderr: \(child.stderrSoFar)")
-        #expect(child.waitUntilRecorded(seconds: 3.5))
-        source = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
-        let result = child.wait(timeout: 30)
-        source?.stop()
-        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("in_1: source route-src:out_1 went away"), "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("in_1: source route-src:out_1 is back; reconnected"))
-        #expect(result.stdout.contains("\"event\":\"source_gone\",\"input\":\"in_2\""))
-        #expect(result.stdout.contains("\"event\":\"source_back\",\"input\":\"in_2\""))
-        #expect(result.stdout.contains("\"connected\":false"))
-        // The take: the first source, then silence, then the second source, each exact.
-        let samples = try SoundFileReader(path: path).readAllFloats()
-        #expect(samples.count == seconds * server.sampleRate * 2)
-        var segments: [Range<Int>] = []
-        var start: Int?
-        for frame in 0 ..< samples.count / 2 {
-            let silent = samples[2 * frame] == 0 && samples[2 * frame + 1] == 0
-            if !silent && start == nil { start = frame }
-            if silent, let begun = start { segments.append(begun ..< frame); start = nil }
-        }
-        if let begun = start { segments.append(begun ..< samples.count / 2) }
-        let long = segments.filter { $0.count > server.sampleRate / 10 }
-        #expect(long.count == 2, "segments: \(segments.prefix(10))")
-        for (index, segment) in long.enumerated() {
-            // The two inputs reconnect with two jack_connect calls, so the second segment may
-            // begin with a period or two where only in_1 is back: check from 2048 frames in.
-            let from = segment.lowerBound + (index == 0 ? 0 : 2048)
+        /// The take matches the reference signal except inside `drops` (start, length), which must
+        /// be silence; the source keeps counting through a drop.
+        static func verifyWithDrops(_ path: String, drops: [(Int, Int)]) throws -> (frames: Int, mismatches: Int) {
+            let samples = try SoundFileReader(path: path).readAllFloats()
+            let frames = samples.count / 2
             let match = samples.withUnsafeBufferPointer {
-                ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[2 * from ..< 2 * segment.upperBound]))
+                ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[0 ..< 2 * min(frames, 1000)]))
             }
-            #expect(match.startFrame != nil && match.mismatchedFrames == 0, "segment \(segment): \(match)")
+            guard let start = match.startFrame else { return (frames, frames) }
+            var mismatches = 0
+            for i in 0 ..< frames {
+                let inDrop = drops.contains { i >= $0.0 && i < $0.0 + $0.1 }
+                let expected: (Float, Float) =
+                    inDrop
+                    ? (0, 0)
+                    : (
+                        ReferenceSignal.value(channel: 0, frame: start + UInt64(i)),
+                        ReferenceSignal.value(channel: 1, frame: start + UInt64(i))
+                    )
+                if samples[2 * i] != expected.0 || samples[2 * i + 1] != expected.1 { mismatches += 1 }
+            }
+            return (frames, mismatches)
         }
-    }
 
-    /// The server here is started with jackd directly and probed with jack_wait: the test
-    /// process itself must stay a client of the shared server only.
-    @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
-    func waitForServer() throws {
-        let name = "micmon-wait-\(getpid())"
-        func startServer() throws -> ChildProcess {
-            let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-            try #require(Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-            return jackd
+        @Test("a stalled writer: drops are counted, listed, silent in place; the file keeps the take's length; exit 75")
+        func writerStall() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("stall") + "/take.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "stall") + ["--duration", "8", "--json"],
+                environment: ["MICMON_TEST_WRITER_STALL_SECONDS": "6"], timeout: 40)
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            // "drops":[{"start_frame":N,"length":M,...}]
+            let drops = summary.matches(of: /"start_frame":(\d+),"length":(\d+)/).map {
+                (Int($0.output.1)!, Int($0.output.2)!)
+            }
+            #expect(!drops.isEmpty, "summary: \(summary)")
+            let dropped = drops.map(\.1).reduce(0, +)
+            #expect(summary.contains("\"frames_dropped\":\(dropped)"))
+            #expect(dropped >= server.sampleRate, "only \(dropped) frames dropped in a 6 s stall with a 4 s ring")
+            let (frames, mismatches) = try Self.verifyWithDrops(path, drops: drops)
+            #expect(frames == 8 * server.sampleRate)
+            #expect(mismatches == 0)
+            #expect(result.stderr.contains("frames were dropped"))
         }
-        var server = try startServer()
-        let folder = TestEnvironment.scratchFolder("wait")
-        let child = try MicmonProcess(["record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server", "--json"])
-        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
-        server.signal(SIGTERM)
-        server.wait(timeout: 10)
-        #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
-        #expect(child.process.isRunning, "micmon should be waiting for the server")
-        server = try startServer()
-        #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
-        // The second take's meter lines count from its own start.
-        let secondTake = TestEnvironment.waitUntil(timeout: 30) {
-            child.stdoutSoFar.contains("take-2.wav") && (child.recorded.map { $0.frames >= 3 * $0.sampleRate / 2 } ?? false)
-        }
-        #expect(secondTake, "the second take did not reach 1.5 s: \(child.stdoutSoFar.suffix(400))")
-        child.signal(SIGINT)
-        let result = child.wait(timeout: 20)
-        server.signal(SIGTERM)
-        server.wait(timeout: 10)
-        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("waiting for server '\(name)'"))
-        #expect(result.stderr.contains("continuing into \(folder)/take-2.wav"))
-        for file in ["take.wav", "take-2.wav"] {
-            let reader = try SoundFileReader(path: folder + "/" + file)
-            #expect(reader.frameCount >= Int64(reader.sampleRate), "\(file): \(reader.frameCount) frames")
-        }
-    }
 
-    @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")
-    func periodChange() throws {
-        let server = try SharedTestServer.require()
-        let path = TestEnvironment.scratchFolder("bufsize") + "/take.wav"
-        let child = try MicmonProcess(recordArguments(path, server, name: "bufsize") + ["--duration", "6", "--json"])
-        #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
-        let original = server.source.client.bufferSize
-        #expect(Shell.run("jack_bufsize", String(original / 2), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
-        #expect(child.waitUntilRecorded(seconds: 3.5), "micmon did not report 3.5 s recorded: \(child.stderrSoFar)")
-        #expect(Shell.run("jack_bufsize", String(original), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
-        let result = child.wait(timeout: 30)
-        #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-        let outcome = try TakeCheck.verify(path: path)
-        #expect(outcome.frameCount == 6 * server.sampleRate)
-        #expect(outcome.isExact, "first mismatch at \(outcome.firstMismatch ?? -1)")
+        @Test(
+            "a full disk: the error is reported once, the file holds everything up to it, exit 74",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
+        func fullDisk() throws {
+            try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a small tmpfs (CI runs as root)")
+            let server = try SharedTestServer.require()
+            let mountPoint = TestEnvironment.scratchFolder("fulldisk")
+            try #require(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
+            defer { _ = Shell.run("umount", mountPoint) }
+            let path = mountPoint + "/take.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "fulldisk") + ["--duration", "30"], timeout: 40)
+            #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+            let errors = result.stderr.split(separator: "\n").filter { $0.contains("cannot write") }
+            #expect(errors.count == 1, "stderr: \(result.stderr)")
+            #expect(result.stdout.contains("the file could not be written"))
+            let (frames, mismatches) = try Self.verifyWithDrops(path, drops: [])
+            #expect(frames > server.sampleRate, "only \(frames) frames kept")
+            #expect(mismatches == 0)
+        }
+
+        @Test(
+            "a read-only folder is refused before anything starts",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a read-only tmpfs")
+        )
+        func readOnlyFolder() throws {
+            try TestEnvironment.require(
+                TestEnvironment.isRoot, "needs root to mount a read-only tmpfs (CI runs as root)")
+            let mountPoint = TestEnvironment.scratchFolder("readonly")
+            try #require(Shell.run("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", mountPoint) == 0)
+            defer { _ = Shell.run("umount", mountPoint) }
+            let result = try MicmonProcess.run(
+                ["record", mountPoint + "/take.wav", "-s", "micmon-no-such-server"], timeout: 20)
+            #expect(result.exitCode == 64)
+            #expect(result.stderr.contains("Read-only file system"), "stderr: \(result.stderr)")
+        }
+
+        @Test("file names with spaces and unicode work")
+        func spacesAndUnicode() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("names") + "/take with spaces – Grüße 🎙.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "names") + ["--duration", "1"], timeout: 20)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.frameCount == server.sampleRate && outcome.isExact)
+            #expect(result.stdout.contains("Grüße 🎙.wav"))
+        }
+
+        @Test("a source that quits mid-take reads as silence, is reported, and is reconnected when it returns")
+        func sourceGoneAndBack() throws {
+            let server = try SharedTestServer.require()
+            var source: TestSignalSource? = try TestSignalSource.reference(
+                serverName: server.name, clientName: "route-src")
+            let path = TestEnvironment.scratchFolder("route") + "/take.wav"
+            let seconds = 8
+            let child = try MicmonProcess([
+                "record", path, "-s", server.name, "-n", "route-rec", "-p", "route-src:out_*",
+                "--duration", String(seconds), "--json",
+            ])
+            // The source quits after 1.5 s of take and comes back once micmon has seen both ports go
+            // and 1 s more is taken (silence); each wait has its own generous timeout.
+            #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
+            source?.stop()
+            source = nil
+            #expect(
+                child.waitUntilStderr(contains: "in_2: source route-src:out_2 went away"),
+                "stderr: \(child.stderrSoFar)")
+            #expect(child.waitUntilRecorded(seconds: 3.5))
+            source = try TestSignalSource.reference(serverName: server.name, clientName: "route-src")
+            let result = child.wait(timeout: 30)
+            source?.stop()
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("in_1: source route-src:out_1 went away"), "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("in_1: source route-src:out_1 is back; reconnected"))
+            #expect(result.stdout.contains("\"event\":\"source_gone\",\"input\":\"in_2\""))
+            #expect(result.stdout.contains("\"event\":\"source_back\",\"input\":\"in_2\""))
+            #expect(result.stdout.contains("\"connected\":false"))
+            // The take: the first source, then silence, then the second source, each exact.
+            let samples = try SoundFileReader(path: path).readAllFloats()
+            #expect(samples.count == seconds * server.sampleRate * 2)
+            var segments: [Range<Int>] = []
+            var start: Int?
+            for frame in 0 ..< samples.count / 2 {
+                let silent = samples[2 * frame] == 0 && samples[2 * frame + 1] == 0
+                if !silent && start == nil { start = frame }
+                if silent, let begun = start {
+                    segments.append(begun ..< frame)
+                    start = nil
+                }
+            }
+            if let begun = start { segments.append(begun ..< samples.count / 2) }
+            let long = segments.filter { $0.count > server.sampleRate / 10 }
+            #expect(long.count == 2, "segments: \(segments.prefix(10))")
+            for (index, segment) in long.enumerated() {
+                // The two inputs reconnect with two jack_connect calls, so the second segment may
+                // begin with a period or two where only in_1 is back: check from 2048 frames in.
+                let from = segment.lowerBound + (index == 0 ? 0 : 2048)
+                let match = samples.withUnsafeBufferPointer {
+                    ReferenceSignal.match(
+                        interleaved: UnsafeBufferPointer(rebasing: $0[2 * from ..< 2 * segment.upperBound]))
+                }
+                #expect(match.startFrame != nil && match.mismatchedFrames == 0, "segment \(segment): \(match)")
+            }
+        }
+
+        /// The server here is started with jackd directly and probed with jack_wait: the test
+        /// process itself must stay a client of the shared server only.
+        @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
+        func waitForServer() throws {
+            let name = "micmon-wait-\(getpid())"
+            func startServer() throws -> ChildProcess {
+                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
+                try #require(
+                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
+                return jackd
+            }
+            var server = try startServer()
+            let folder = TestEnvironment.scratchFolder("wait")
+            let child = try MicmonProcess([
+                "record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server", "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
+            #expect(child.process.isRunning, "micmon should be waiting for the server")
+            server = try startServer()
+            #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
+            // The second take's meter lines count from its own start.
+            let secondTake = TestEnvironment.waitUntil(timeout: 30) {
+                child.stdoutSoFar.contains("take-2.wav")
+                    && (child.recorded.map { $0.frames >= 3 * $0.sampleRate / 2 } ?? false)
+            }
+            #expect(secondTake, "the second take did not reach 1.5 s: \(child.stdoutSoFar.suffix(400))")
+            child.signal(SIGINT)
+            let result = child.wait(timeout: 20)
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("waiting for server '\(name)'"))
+            #expect(result.stderr.contains("continuing into \(folder)/take-2.wav"))
+            for file in ["take.wav", "take-2.wav"] {
+                let reader = try SoundFileReader(path: folder + "/" + file)
+                #expect(reader.frameCount >= Int64(reader.sampleRate), "\(file): \(reader.frameCount) frames")
+            }
+        }
+
+        @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")
+        func periodChange() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("bufsize") + "/take.wav"
+            let child = try MicmonProcess(
+                recordArguments(path, server, name: "bufsize") + ["--duration", "6", "--json"])
+            #expect(child.waitUntilRecorded(seconds: 1.5), "micmon did not report 1.5 s recorded: \(child.stderrSoFar)")
+            let original = server.source.client.bufferSize
+            #expect(
+                Shell.run("jack_bufsize", String(original / 2), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
+            #expect(child.waitUntilRecorded(seconds: 3.5), "micmon did not report 3.5 s recorded: \(child.stderrSoFar)")
+            #expect(Shell.run("jack_bufsize", String(original), environment: ["JACK_DEFAULT_SERVER": server.name]) == 0)
+            let result = child.wait(timeout: 30)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.frameCount == 6 * server.sampleRate)
+            #expect(outcome.isExact, "first mismatch at \(outcome.firstMismatch ?? -1)")
+        }
     }
-}
 }
 
 /// Runs a command and returns its exit status (output discarded).

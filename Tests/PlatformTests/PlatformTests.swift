@@ -7,10 +7,11 @@ struct PlatformTests {
     @Test("a worker thread runs its body, and join returns only after it finished")
     func workerJoins() throws {
         let done = Atomic<Int>(0)
-        let thread = try #require(WorkerThread {
-            sleep(seconds: 0.05)
-            done.store(1, ordering: .releasing)
-        })
+        let thread = try #require(
+            WorkerThread {
+                sleep(seconds: 0.05)
+                done.store(1, ordering: .releasing)
+            })
         thread.join()
         #expect(done.load(ordering: .acquiring) == 1)
         thread.join()  // a second join is a no-op
@@ -46,7 +47,13 @@ struct PlatformTests {
     @Test("waitPolling returns true once the condition holds, false at its timeout or when it gives up")
     func polling() {
         var calls = 0
-        #expect(waitPolling(timeout: 5, until: { calls += 1; return calls == 3 }))
+        #expect(
+            waitPolling(
+                timeout: 5,
+                until: {
+                    calls += 1
+                    return calls == 3
+                }))
         #expect(calls == 3)
         #expect(!waitPolling(timeout: 0.02, until: { false }))
         #expect(!waitPolling(timeout: 5, until: { false }, givingUpIf: { true }))
@@ -56,10 +63,11 @@ struct PlatformTests {
     func flushToZero() throws {
         let callerBefore = ThreadEnvironment.flushesToZero
         let workerAfter = Atomic<Bool>(false)
-        let thread = try #require(WorkerThread {
-            ThreadEnvironment.enableFlushToZero()
-            workerAfter.store(ThreadEnvironment.flushesToZero, ordering: .relaxed)
-        })
+        let thread = try #require(
+            WorkerThread {
+                ThreadEnvironment.enableFlushToZero()
+                workerAfter.store(ThreadEnvironment.flushesToZero, ordering: .relaxed)
+            })
         thread.join()
         #expect(workerAfter.load(ordering: .relaxed) == true)
         #expect(ThreadEnvironment.flushesToZero == callerBefore)

@@ -25,11 +25,14 @@ struct MailboxStress {
 
         await runOnThreads([
             {
-                for version in 1...versions { Self.publish(writer, version: version) }
+                for version in 1 ... versions { Self.publish(writer, version: version) }
             },
             {
                 var last = 0
-                var reads = 0, fresh = 0, torn = 0, wrongOrder = 0
+                var reads = 0
+                var fresh = 0
+                var torn = 0
+                var wrongOrder = 0
                 while last < versions {
                     let (version, isUniform, isFresh) = Self.read(reader)
                     if !isUniform { torn += 1 }
@@ -60,7 +63,7 @@ struct MailboxStress {
     @_noLocks @_noAllocation
     static func publish(_ writer: LatestValueMailbox<Int>.Writer, version: Int) {
         let buffer = writer.writeBuffer()
-        for index in 0..<buffer.count { buffer[index] = version }
+        for index in 0 ..< buffer.count { buffer[index] = version }
         writer.publish()
     }
 
@@ -70,7 +73,7 @@ struct MailboxStress {
     static func read(_ reader: LatestValueMailbox<Int>.Reader) -> (version: Int, isUniform: Bool, isFresh: Bool) {
         let (snapshot, isFresh) = reader.readLatest()
         let version = snapshot[0]
-        for index in 1..<snapshot.count where snapshot[index] != version {
+        for index in 1 ..< snapshot.count where snapshot[index] != version {
             return (version, false, isFresh)
         }
         return (version, true, isFresh)

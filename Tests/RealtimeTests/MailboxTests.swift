@@ -36,7 +36,7 @@ struct MailboxTests {
     @Test("the latest publish wins over earlier unread ones")
     func latestWins() {
         let mailbox = LatestValueMailbox<Int>(count: 5, initial: 0)
-        for value in 1...10 { publish(mailbox, value) }
+        for value in 1 ... 10 { publish(mailbox, value) }
         #expect(read(mailbox) == ([10, 10, 10, 10, 10], true))
         #expect(read(mailbox) == ([10, 10, 10, 10, 10], false))
     }
@@ -44,12 +44,12 @@ struct MailboxTests {
     @Test("a snapshot being read is never the writer's back slot, and stays intact while the writer goes on")
     func nothingTorn() {
         let mailbox = LatestValueMailbox<Int>(count: 8, initial: 0)
-        for round in 1...50 {
+        for round in 1 ... 50 {
             publish(mailbox, round)
             let (snapshot, isFresh) = mailbox.readLatest()
             #expect(isFresh)
             // The writer keeps writing (without publishing, then publishing) while the reader holds `snapshot`.
-            for extra in 1...3 {
+            for extra in 1 ... 3 {
                 #expect(UnsafePointer(mailbox.writeBuffer().baseAddress) != snapshot.baseAddress)
                 publish(mailbox, 1000 * round + extra)
             }
@@ -71,7 +71,10 @@ struct MailboxTests {
 
     @Test("two-field struct snapshots through the writer and reader views")
     func structSnapshots() {
-        struct Level: BitwiseCopyable, Equatable { var peak: Float; var sumOfSquares: Float }
+        struct Level: BitwiseCopyable, Equatable {
+            var peak: Float
+            var sumOfSquares: Float
+        }
         let mailbox = LatestValueMailbox<Level>(count: 2, initial: Level(peak: 0, sumOfSquares: 0))
         let writer = mailbox.writer
         let reader = mailbox.reader

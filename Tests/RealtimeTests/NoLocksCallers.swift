@@ -21,10 +21,12 @@ func realtimePushFloat(_ producer: SPSCRing<Float>.Producer, _ period: UnsafeBuf
 
 /// Interleaving straight into the ring through the slices.
 @_noLocks @_noAllocation
-func realtimeInterleave(_ producer: SPSCRing<Float>.Producer,
-                        _ left: UnsafeBufferPointer<Float>, _ right: UnsafeBufferPointer<Float>) -> Bool {
+func realtimeInterleave(
+    _ producer: SPSCRing<Float>.Producer,
+    _ left: UnsafeBufferPointer<Float>, _ right: UnsafeBufferPointer<Float>
+) -> Bool {
     guard let slices = producer.writableSlices(count: 2 * left.count) else { return false }
-    for frame in 0..<left.count {
+    for frame in 0 ..< left.count {
         slices[2 * frame] = left[frame]
         slices[2 * frame + 1] = right[frame]
     }
@@ -43,15 +45,19 @@ func realtimeDrainFloat(_ consumer: SPSCRing<Float>.Consumer, _ destination: Uns
 }
 
 @_noLocks @_noAllocation
-func realtimePopFloat(_ consumer: SPSCRing<Float>.Consumer, _ destination: UnsafeMutableBufferPointer<Float>) -> (popped: Int, left: Int) {
+func realtimePopFloat(_ consumer: SPSCRing<Float>.Consumer, _ destination: UnsafeMutableBufferPointer<Float>) -> (
+    popped: Int, left: Int
+) {
     let popped = consumer.pop(into: destination)
     return (popped, consumer.availableToRead())
 }
 
 @_noLocks @_noAllocation
-func realtimeRoundTripStruct(_ producer: SPSCRing<StereoSample>.Producer, _ consumer: SPSCRing<StereoSample>.Consumer,
-                             _ source: UnsafeBufferPointer<StereoSample>,
-                             _ destination: UnsafeMutableBufferPointer<StereoSample>) -> Int {
+func realtimeRoundTripStruct(
+    _ producer: SPSCRing<StereoSample>.Producer, _ consumer: SPSCRing<StereoSample>.Consumer,
+    _ source: UnsafeBufferPointer<StereoSample>,
+    _ destination: UnsafeMutableBufferPointer<StereoSample>
+) -> Int {
     guard producer.push(source) else { return -1 }
     return consumer.pop(into: destination)
 }
@@ -59,12 +65,14 @@ func realtimeRoundTripStruct(_ producer: SPSCRing<StereoSample>.Producer, _ cons
 /// What a meter kernel does: fill the back slot and publish, through the pointer-only view
 /// and through the mailbox object passed as a parameter.
 @_noLocks @_noAllocation
-func realtimePublish(_ writer: LatestValueMailbox<StereoSample>.Writer, _ mailbox: LatestValueMailbox<Float>, _ value: Float) {
+func realtimePublish(
+    _ writer: LatestValueMailbox<StereoSample>.Writer, _ mailbox: LatestValueMailbox<Float>, _ value: Float
+) {
     let back = writer.writeBuffer()
-    for index in 0..<back.count { back[index] = StereoSample(left: value, right: -value) }
+    for index in 0 ..< back.count { back[index] = StereoSample(left: value, right: -value) }
     writer.publish()
     let levels = mailbox.writeBuffer()
-    for index in 0..<levels.count { levels[index] = value }
+    for index in 0 ..< levels.count { levels[index] = value }
     mailbox.publish()
 }
 
@@ -87,13 +95,24 @@ struct NoLocksCallerTests {
         let ring = SPSCRing<Float>(capacity: 10)
         let period: [Float] = [1, 2, 3, 4]
         #expect(period.withUnsafeBufferPointer { realtimePushFloat(ring.producer, $0) })
-        let left: [Float] = [5, 7, 9], right: [Float] = [6, 8, 10]
-        #expect(left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in realtimeInterleave(ring.producer, l, r) } })
-        #expect(left.withUnsafeBufferPointer { l in right.withUnsafeBufferPointer { r in realtimeInterleave(ring.producer, l, r) } } == false)
+        let left: [Float] = [5, 7, 9]
+        let right: [Float] = [6, 8, 10]
+        #expect(
+            left.withUnsafeBufferPointer { l in
+                right.withUnsafeBufferPointer { r in realtimeInterleave(ring.producer, l, r) }
+            })
+        #expect(
+            left.withUnsafeBufferPointer { l in
+                right.withUnsafeBufferPointer { r in realtimeInterleave(ring.producer, l, r) }
+            } == false)
         var output = [Float](repeating: 0, count: 16)
-        let popped = output.withUnsafeMutableBufferPointer { realtimePopFloat(ring.consumer, UnsafeMutableBufferPointer(rebasing: $0[0..<3])) }
+        let popped = output.withUnsafeMutableBufferPointer {
+            realtimePopFloat(ring.consumer, UnsafeMutableBufferPointer(rebasing: $0[0 ..< 3]))
+        }
         #expect(popped == (3, 7))
-        let drained = output.withUnsafeMutableBufferPointer { realtimeDrainFloat(ring.consumer, UnsafeMutableBufferPointer(rebasing: $0[3...])) }
+        let drained = output.withUnsafeMutableBufferPointer {
+            realtimeDrainFloat(ring.consumer, UnsafeMutableBufferPointer(rebasing: $0[3...]))
+        }
         #expect(drained == 7)
         #expect(Array(output.prefix(10)) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
 
@@ -101,7 +120,9 @@ struct NoLocksCallerTests {
         let source = [StereoSample(left: 1, right: 2), StereoSample(left: 3, right: 4)]
         var destination = [StereoSample](repeating: StereoSample(left: 0, right: 0), count: 3)
         let moved = source.withUnsafeBufferPointer { s in
-            destination.withUnsafeMutableBufferPointer { d in realtimeRoundTripStruct(stereoRing.producer, stereoRing.consumer, s, d) }
+            destination.withUnsafeMutableBufferPointer { d in
+                realtimeRoundTripStruct(stereoRing.producer, stereoRing.consumer, s, d)
+            }
         }
         #expect(moved == 2)
         #expect(Array(destination.prefix(2)) == source)

@@ -13,10 +13,10 @@ struct RingBlockTests {
     /// Writes one period, starting at `firstFrame`, interleaved from two "port buffers",
     /// through the slices; returns false (and writes nothing) if it does not fit.
     static func pushPeriod(_ producer: SPSCRing<Int>.Producer, firstFrame: Int) -> Bool {
-        let left = (0..<framesPerPeriod).map { sample(frame: firstFrame + $0, channel: 0) }
-        let right = (0..<framesPerPeriod).map { sample(frame: firstFrame + $0, channel: 1) }
+        let left = (0 ..< framesPerPeriod).map { sample(frame: firstFrame + $0, channel: 0) }
+        let right = (0 ..< framesPerPeriod).map { sample(frame: firstFrame + $0, channel: 1) }
         guard let slices = producer.writableSlices(count: framesPerPeriod * channels) else { return false }
-        for frame in 0..<framesPerPeriod {
+        for frame in 0 ..< framesPerPeriod {
             slices[frame * channels] = left[frame]
             slices[frame * channels + 1] = right[frame]
         }
@@ -24,8 +24,9 @@ struct RingBlockTests {
         return true
     }
 
-    @Test("periods go in whole or not at all; what comes out is whole periods in order",
-          arguments: [6, 7, 11, 16, 18, 31])
+    @Test(
+        "periods go in whole or not at all; what comes out is whole periods in order",
+        arguments: [6, 7, 11, 16, 18, 31])
     func periodsWholeOrNothing(capacity: Int) {
         let ring = SPSCRing<Int>(capacity: capacity)
         let producer = ring.producer
@@ -36,13 +37,13 @@ struct RingBlockTests {
         var dropped = 0
         var random = TestRandom(seed: UInt64(capacity))
 
-        for period in 0..<500 {
+        for period in 0 ..< 500 {
             let firstFrame = period * Self.framesPerPeriod
             let freeBefore = producer.availableToWrite()
             if Self.pushPeriod(producer, firstFrame: firstFrame) {
                 #expect(freeBefore >= periodSize)
-                for frame in firstFrame..<(firstFrame + Self.framesPerPeriod) {
-                    for channel in 0..<Self.channels { expected.append(Self.sample(frame: frame, channel: channel)) }
+                for frame in firstFrame ..< (firstFrame + Self.framesPerPeriod) {
+                    for channel in 0 ..< Self.channels { expected.append(Self.sample(frame: frame, channel: channel)) }
                 }
             } else {
                 #expect(freeBefore < periodSize)
@@ -50,7 +51,7 @@ struct RingBlockTests {
                 dropped += 1
             }
             // The consumer reads amounts that ignore frame boundaries, and sometimes nothing.
-            received += consumer.pop(maxCount: random.next(in: 0...(periodSize + 3)))
+            received += consumer.pop(maxCount: random.next(in: 0 ... (periodSize + 3)))
         }
         received += consumer.pop(maxCount: capacity)
 
@@ -72,10 +73,13 @@ struct RingBlockTests {
 
     @Test("a two-field struct element round-trips through copy(from:) and copy(into:)")
     func structElements() {
-        struct Frame: BitwiseCopyable, Equatable { var left: Float; var right: Float }
+        struct Frame: BitwiseCopyable, Equatable {
+            var left: Float
+            var right: Float
+        }
         let ring = SPSCRing<Frame>(capacity: 7)
-        let frames = (0..<5).map { Frame(left: Float($0), right: -Float($0)) }
-        for round in 0..<10 {
+        let frames = (0 ..< 5).map { Frame(left: Float($0), right: -Float($0)) }
+        for round in 0 ..< 10 {
             let block = frames.map { Frame(left: $0.left + Float(round), right: $0.right) }
             #expect(ring.producer.push(block))
             #expect(ring.producer.push(block) == false)
@@ -87,7 +91,7 @@ struct RingBlockTests {
     func partialCommits() {
         let ring = SPSCRing<Int>(capacity: 4)
         let slices = ring.producer.writableSlices(count: 4)!
-        for index in 0..<4 { slices[index] = index }
+        for index in 0 ..< 4 { slices[index] = index }
         ring.producer.commitWrite(count: 2)
         #expect(ring.consumer.availableToRead() == 2)
         #expect(ring.consumer.readableSlices(count: 3) == nil)
@@ -130,8 +134,10 @@ struct RingPushOneTests {
     @Test("pushOne fills the ring in order, refuses when full, and wraps", arguments: [1, 2, 3, 5, 8])
     func pushOneInOrder(capacity: Int) {
         let ring = SPSCRing<Int>(capacity: capacity)
-        let producer = ring.producer, consumer = ring.consumer
-        var next = 0, expected = 0
+        let producer = ring.producer
+        let consumer = ring.consumer
+        var next = 0
+        var expected = 0
         for round in 0 ..< 50 {
             // Fill up: exactly `capacity - (in flight)` pushes succeed, the next one fails.
             while producer.availableToWrite() > 0 {
@@ -159,7 +165,8 @@ struct RingPushOneTests {
     @Test("a cycle timing goes through pushOne")
     func timingThroughPushOne() {
         let ring = SPSCRing<CycleTiming>(capacity: 2)
-        let timing = CycleTiming(cycleStartUsecs: 7, latenessUsecs: 1, executionUsecs: 2, periodFrames: 32, periodUsecs: 666)
+        let timing = CycleTiming(
+            cycleStartUsecs: 7, latenessUsecs: 1, executionUsecs: 2, periodFrames: 32, periodUsecs: 666)
         #expect(Self.realtimePushOne(ring.producer, timing))
         let recorder = CycleTimingRecorder(timings: ring.producer)
         #expect(recorder.record(cycleStart: 100, periodUsecs: 666, entered: 103, left: 110, frames: 32))

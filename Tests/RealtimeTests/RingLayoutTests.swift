@@ -4,7 +4,7 @@ import Testing
 /// Every wrap position × every fill level × every request size, single-threaded.
 @Suite("Ring layouts")
 struct RingLayoutTests {
-    static let capacities = Array(1...9) + [16]
+    static let capacities = Array(1 ... 9) + [16]
 
     /// A ring whose positions have been moved to `offset` (by writing and reading `offset`
     /// junk elements), then holding `fill` elements with values `0 ..< fill`.
@@ -14,19 +14,19 @@ struct RingLayoutTests {
         while moved < offset {
             let step = min(capacity, offset - moved)
             let slices = ring.producer.writableSlices(count: step)!
-            for index in 0..<step { slices[index] = -1 }
+            for index in 0 ..< step { slices[index] = -1 }
             ring.producer.commitWrite(count: step)
             ring.consumer.commitRead(count: ring.consumer.readableSlices(count: step)!.count)
             moved += step
         }
-        #expect(ring.producer.push(Array(0..<fill)))
+        #expect(ring.producer.push(Array(0 ..< fill)))
         return ring
     }
 
     @Test("slice shapes, nil when a request does not fit, available counts", arguments: capacities)
     func sliceShapes(capacity: Int) {
-        for offset in 0..<(2 * capacity) {
-            for fill in 0...capacity {
+        for offset in 0 ..< (2 * capacity) {
+            for fill in 0 ... capacity {
                 let ring = makeRing(capacity: capacity, offset: offset, fill: fill)
                 let producer = ring.producer
                 let consumer = ring.consumer
@@ -36,7 +36,7 @@ struct RingLayoutTests {
                 #expect(producer.availableToWrite() == free)
                 #expect(consumer.availableToRead() == fill)
 
-                for request in 0...(capacity + 1) {
+                for request in 0 ... (capacity + 1) {
                     let writable = producer.writableSlices(count: request)
                     if request > free {
                         #expect(writable == nil, "cap \(capacity) offset \(offset) fill \(fill) write \(request)")
@@ -45,7 +45,9 @@ struct RingLayoutTests {
                         #expect(writable.second.count == request - writable.first.count)
                         if writable.second.count > 0 {
                             // `first` runs to the end of the storage, `second` starts at its beginning.
-                            #expect(writable.first.baseAddress! + writable.first.count - capacity == writable.second.baseAddress!)
+                            #expect(
+                                writable.first.baseAddress! + writable.first.count - capacity == writable.second
+                                    .baseAddress!)
                         }
                     } else {
                         Issue.record("writableSlices(count: \(request)) was nil with \(free) free")
@@ -57,7 +59,7 @@ struct RingLayoutTests {
                     } else if let readable {
                         #expect(readable.first.count == min(request, capacity - headSlot))
                         #expect(readable.second.count == request - readable.first.count)
-                        #expect((0..<request).allSatisfy { readable[$0] == $0 })
+                        #expect((0 ..< request).allSatisfy { readable[$0] == $0 })
                     } else {
                         Issue.record("readableSlices(count: \(request)) was nil with \(fill) ready")
                     }
@@ -75,15 +77,15 @@ struct RingLayoutTests {
 
     @Test("data written through slices reads back in order", arguments: capacities)
     func writeThenReadBack(capacity: Int) {
-        for offset in 0..<(2 * capacity) {
-            for fill in 0...capacity {
-                for writeCount in 0...(capacity - fill) {
+        for offset in 0 ..< (2 * capacity) {
+            for fill in 0 ... capacity {
+                for writeCount in 0 ... (capacity - fill) {
                     let ring = makeRing(capacity: capacity, offset: offset, fill: fill)
                     let producer = ring.producer
                     let consumer = ring.consumer
 
                     let slices = producer.writableSlices(count: writeCount)!
-                    for index in 0..<writeCount { slices[index] = fill + index }
+                    for index in 0 ..< writeCount { slices[index] = fill + index }
                     producer.commitWrite(count: writeCount)
 
                     let total = fill + writeCount
@@ -94,9 +96,9 @@ struct RingLayoutTests {
                     // Read back in two uneven steps: slices, then pop.
                     let firstRead = total / 2
                     let readable = consumer.readableSlices(count: firstRead)!
-                    #expect((0..<firstRead).map { readable[$0] } == Array(0..<firstRead))
+                    #expect((0 ..< firstRead).map { readable[$0] } == Array(0 ..< firstRead))
                     consumer.commitRead(count: firstRead)
-                    #expect(consumer.pop(maxCount: capacity + 1) == Array(firstRead..<total))
+                    #expect(consumer.pop(maxCount: capacity + 1) == Array(firstRead ..< total))
 
                     #expect(consumer.availableToRead() == 0)
                     #expect(producer.availableToWrite() == capacity)
@@ -107,16 +109,16 @@ struct RingLayoutTests {
 
     @Test("push and pop, all or nothing, at every offset", arguments: capacities)
     func pushAndPop(capacity: Int) {
-        for offset in 0..<(2 * capacity) {
-            for pushCount in 0...(capacity + 1) {
+        for offset in 0 ..< (2 * capacity) {
+            for pushCount in 0 ... (capacity + 1) {
                 let ring = makeRing(capacity: capacity, offset: offset, fill: 0)
-                let values = Array(100..<(100 + pushCount))
+                let values = Array(100 ..< (100 + pushCount))
                 let pushed = ring.producer.push(values)
                 #expect(pushed == (pushCount <= capacity))
                 #expect(ring.consumer.availableToRead() == (pushed ? pushCount : 0))
                 if pushed {
                     // A push that does not fit the remaining room changes nothing.
-                    #expect(ring.producer.push(Array(0...(capacity - pushCount))) == false)
+                    #expect(ring.producer.push(Array(0 ... (capacity - pushCount))) == false)
                     #expect(ring.consumer.pop(maxCount: 1) == Array(values.prefix(1)))
                     #expect(ring.consumer.pop(maxCount: capacity) == Array(values.dropFirst()))
                 }

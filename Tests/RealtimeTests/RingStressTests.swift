@@ -40,12 +40,13 @@ struct RingStress {
         defer { block.deallocate() }
         var next = 0
         while next < total {
-            let size = min(random.next(in: 1...producer.capacity), total - next)
-            let viaSlices = random.next(in: 0...1) == 1
-            let commitCount = viaSlices ? random.next(in: 1...size) : size
+            let size = min(random.next(in: 1 ... producer.capacity), total - next)
+            let viaSlices = random.next(in: 0 ... 1) == 1
+            let commitCount = viaSlices ? random.next(in: 1 ... size) : size
             var pushed = 0
             while pushed == 0 {
-                pushed = pushBlock(producer, scratch: block, first: next, size: size, viaSlices: viaSlices, commitCount: commitCount)
+                pushed = pushBlock(
+                    producer, scratch: block, first: next, size: size, viaSlices: viaSlices, commitCount: commitCount)
                 if pushed == 0 { yieldProcessor() }
             }
             next += pushed
@@ -62,11 +63,12 @@ struct RingStress {
         var mismatch = -1
         while expected < total && mismatch < 0 {
             let got: Int
-            if random.next(in: 0...1) == 0 {
-                let popBuffer = UnsafeMutableBufferPointer(start: buffer.baseAddress, count: random.next(in: 1...buffer.count))
+            if random.next(in: 0 ... 1) == 0 {
+                let popBuffer = UnsafeMutableBufferPointer(
+                    start: buffer.baseAddress, count: random.next(in: 1 ... buffer.count))
                 (got, mismatch) = popAndCheck(consumer, into: popBuffer, expected: expected)
             } else {
-                (got, mismatch) = readSlicesAndCheck(consumer, fraction: random.next(in: 1...4), expected: expected)
+                (got, mismatch) = readSlicesAndCheck(consumer, fraction: random.next(in: 1 ... 4), expected: expected)
             }
             expected += got
             if got == 0 { yieldProcessor() }
@@ -83,24 +85,28 @@ struct RingStress {
     /// Writes `first ..< first + size` (committing only `commitCount` of them when going
     /// through the slices); returns how many were committed, 0 if there was no room.
     @_noLocks @_noAllocation
-    static func pushBlock(_ producer: SPSCRing<UInt64>.Producer, scratch: UnsafeMutableBufferPointer<UInt64>,
-                          first: Int, size: Int, viaSlices: Bool, commitCount: Int) -> Int {
+    static func pushBlock(
+        _ producer: SPSCRing<UInt64>.Producer, scratch: UnsafeMutableBufferPointer<UInt64>,
+        first: Int, size: Int, viaSlices: Bool, commitCount: Int
+    ) -> Int {
         if viaSlices {
             guard let slices = producer.writableSlices(count: size) else { return 0 }
-            for index in 0..<commitCount { slices[index] = UInt64(first + index) }
+            for index in 0 ..< commitCount { slices[index] = UInt64(first + index) }
             producer.commitWrite(count: commitCount)
             return commitCount
         }
-        for index in 0..<size { scratch[index] = UInt64(first + index) }
+        for index in 0 ..< size { scratch[index] = UInt64(first + index) }
         return producer.push(UnsafeBufferPointer(start: scratch.baseAddress, count: size)) ? size : 0
     }
 
     /// Pops into `destination`; returns how many, and the first out-of-sequence position or -1.
     @_noLocks @_noAllocation
-    static func popAndCheck(_ consumer: SPSCRing<UInt64>.Consumer, into destination: UnsafeMutableBufferPointer<UInt64>,
-                            expected: Int) -> (got: Int, mismatch: Int) {
+    static func popAndCheck(
+        _ consumer: SPSCRing<UInt64>.Consumer, into destination: UnsafeMutableBufferPointer<UInt64>,
+        expected: Int
+    ) -> (got: Int, mismatch: Int) {
         let got = consumer.pop(into: destination)
-        for index in 0..<got where destination[index] != UInt64(expected + index) {
+        for index in 0 ..< got where destination[index] != UInt64(expected + index) {
             return (got, expected + index)
         }
         return (got, -1)
@@ -108,10 +114,12 @@ struct RingStress {
 
     /// Checks everything readable in place, then frees about `1/fraction` of it.
     @_noLocks @_noAllocation
-    static func readSlicesAndCheck(_ consumer: SPSCRing<UInt64>.Consumer, fraction: Int,
-                                   expected: Int) -> (got: Int, mismatch: Int) {
+    static func readSlicesAndCheck(
+        _ consumer: SPSCRing<UInt64>.Consumer, fraction: Int,
+        expected: Int
+    ) -> (got: Int, mismatch: Int) {
         let slices = consumer.readableSlices()
-        for index in 0..<slices.count where slices[index] != UInt64(expected + index) {
+        for index in 0 ..< slices.count where slices[index] != UInt64(expected + index) {
             return (0, expected + index)
         }
         let got = slices.count > 0 ? max(1, slices.count / fraction) : 0

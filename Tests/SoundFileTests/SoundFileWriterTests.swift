@@ -6,7 +6,9 @@ import Testing
 @Suite("Sound file writer")
 struct SoundFileWriterTests {
     /// The bytes of a take of `frames` stereo frames of a ramp under ±0.5, written as `format`.
-    func writeTake(_ format: AudioFileFormat, frames: Int = 4096) throws -> (bytes: [UInt8], hadPeak: Bool, back: [Float]) {
+    func writeTake(_ format: AudioFileFormat, frames: Int = 4096) throws -> (
+        bytes: [UInt8], hadPeak: Bool, back: [Float]
+    ) {
         let path = NSTemporaryDirectory() + "micmon-writer-\(UUID().uuidString).\(format.container.fileExtension)"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try SoundFileWriter(path: path, format: format, sampleRate: 48000, channelCount: 2)
@@ -27,13 +29,16 @@ struct SoundFileWriterTests {
 
     func contains(_ bytes: [UInt8], _ text: String) -> Bool {
         let needle = Array(text.utf8)
-        return bytes.indices.dropLast(needle.count - 1).contains { bytes[$0 ..< $0 + needle.count].elementsEqual(needle) }
+        return bytes.indices.dropLast(needle.count - 1).contains {
+            bytes[$0 ..< $0 + needle.count].elementsEqual(needle)
+        }
     }
 
     /// libsndfile 1.2 turns the PEAK chunk *on* when asked to turn it off for a file that had
     /// none (RF64, which every .wav take is opened as); the writer then scanned every buffer.
-    @Test("float takes carry no PEAK chunk in any container, and keep every sample",
-          arguments: [ContainerFormat.wav, .rf64, .w64, .caf])
+    @Test(
+        "float takes carry no PEAK chunk in any container, and keep every sample",
+        arguments: [ContainerFormat.wav, .rf64, .w64, .caf])
     func noPeakChunk(_ container: ContainerFormat) throws {
         let take = try writeTake(AudioFileFormat(container: container, encoding: .float))
         let writerKeptPeak = take.hadPeak

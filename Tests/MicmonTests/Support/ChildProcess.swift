@@ -1,7 +1,7 @@
-import Platform
 import Engine
 import Foundation
 import Glibc
+import Platform
 
 /// A program the tests start with `spawnChild` (stdin from /dev/null, no other descriptor of
 /// this process) and reap with `waitpid` on its own pid. Not Foundation's `Process`: once an
@@ -22,7 +22,9 @@ final class ChildProcess: @unchecked Sendable {
     /// Starts `arguments[0]` (looked up in PATH) with stdin from /dev/null and stdout/stderr to
     /// the given files (or /dev/null), with this process's environment plus `environment`
     /// (a nil value removes a variable). Test threads.
-    init(_ arguments: [String], environment: [String: String?] = [:], stdout: String? = nil, stderr: String? = nil) throws {
+    init(_ arguments: [String], environment: [String: String?] = [:], stdout: String? = nil, stderr: String? = nil)
+        throws
+    {
         switch spawnChild(arguments, stdout: stdout, stderr: stderr, environment: environment, closingInherited: true) {
         case .success(let pid): processIdentifier = pid
         case .failure(let error): throw error

@@ -20,8 +20,9 @@ final class MicmonProcess: @unchecked Sendable {
         stderrPath = folder + "/stderr"
         var variables: [String: String?] = ["NO_COLOR": nil]
         for (key, value) in environment { variables[key] = value }
-        process = try ChildProcess([TestEnvironment.micmonPath] + arguments, environment: variables,
-                                   stdout: stdoutPath, stderr: stderrPath)
+        process = try ChildProcess(
+            [TestEnvironment.micmonPath] + arguments, environment: variables,
+            stdout: stdoutPath, stderr: stderrPath)
     }
 
     /// Runs to completion (killed after `timeout` seconds).
@@ -40,8 +41,9 @@ final class MicmonProcess: @unchecked Sendable {
     var recorded: (frames: Int, sampleRate: Int)? {
         let lines = stdoutSoFar.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         guard let line = lines.last(where: { $0.contains("\"frames_recorded\":") }),
-              let frames = line.firstMatch(of: /"frames_recorded":(\d+)/).flatMap({ Int($0.output.1) }),
-              let rate = line.firstMatch(of: /"sample_rate":(\d+)/).flatMap({ Int($0.output.1) }) else { return nil }
+            let frames = line.firstMatch(of: /"frames_recorded":(\d+)/).flatMap({ Int($0.output.1) }),
+            let rate = line.firstMatch(of: /"sample_rate":(\d+)/).flatMap({ Int($0.output.1) })
+        else { return nil }
         return (frames, rate)
     }
 

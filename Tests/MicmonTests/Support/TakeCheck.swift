@@ -41,7 +41,9 @@ enum TakeCheck {
 
     static func verify(path: String) throws -> Outcome {
         let reader = try SoundFileReader(path: path)
-        guard reader.channelCount == TestSignal.channelCount else { throw WrongChannelCount(channelCount: reader.channelCount) }
+        guard reader.channelCount == TestSignal.channelCount else {
+            throw WrongChannelCount(channelCount: reader.channelCount)
+        }
         let encoding = reader.encoding ?? .float
         let container = reader.container ?? .wav
         let match: ReferenceSignal.Match
@@ -55,10 +57,12 @@ enum TakeCheck {
             frames = samples.count / 2
             // The ramp is on the 16-bit grid, so its top 16 bits are exact at every PCM depth.
             let low = frames > 0 ? UInt64(Int(samples[0] >> 16) + 32768) : 0
-            match = ReferenceSignal.match(frameCount: frames, rampLowBits: low, sample: { samples[2 * $0 + $1] },
-                                          expected: { expectedInt($0, encoding: encoding, container: container) })
+            match = ReferenceSignal.match(
+                frameCount: frames, rampLowBits: low, sample: { samples[2 * $0 + $1] },
+                expected: { expectedInt($0, encoding: encoding, container: container) })
         }
-        return Outcome(frameCount: frames, firstSourceFrame: match.startFrame,
-                       mismatchedFrames: match.mismatchedFrames, firstMismatch: match.firstMismatch)
+        return Outcome(
+            frameCount: frames, firstSourceFrame: match.startFrame,
+            mismatchedFrames: match.mismatchedFrames, firstMismatch: match.firstMismatch)
     }
 }

@@ -9,7 +9,9 @@ enum TestEnvironment {
     static let micmonPath: String = {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = bundle.deletingLastPathComponent()
-        if folder.lastPathComponent == "MacOS" { folder = folder.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent() }
+        if folder.lastPathComponent == "MacOS" {
+            folder = folder.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        }
         return folder.appendingPathComponent("micmon").path
     }()
 
@@ -82,10 +84,11 @@ final class SharedTestServer: @unchecked Sendable {
                 let probe = try JackClient(name: "micmon-test-probe", serverName: given)
                 probe.close()
             } catch {
-                throw MissingRequirement(description: """
-                    JACK_DEFAULT_SERVER is '\(given)' but no JACK server answers under that name (\(error)): \
-                    start it (jackd -n \(given) -S -d dummy), or unset JACK_DEFAULT_SERVER and the tests start a private one
-                    """)
+                throw MissingRequirement(
+                    description: """
+                        JACK_DEFAULT_SERVER is '\(given)' but no JACK server answers under that name (\(error)): \
+                        start it (jackd -n \(given) -S -d dummy), or unset JACK_DEFAULT_SERVER and the tests start a private one
+                        """)
             }
             name = given
             privateServer = nil
@@ -99,7 +102,10 @@ final class SharedTestServer: @unchecked Sendable {
     }
 
     static func stopPrivateServer() {
-        if case .success(let server) = shared { server.source.stop(); server.privateServer?.stop() }
+        if case .success(let server) = shared {
+            server.source.stop()
+            server.privateServer?.stop()
+        }
     }
 
     /// The shared server; throws (the test fails) when there is none: a dead

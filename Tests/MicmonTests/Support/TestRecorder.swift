@@ -13,10 +13,11 @@ final class TestRecorder: @unchecked Sendable {
         let second = try client.registerPort(name: "in_2", direction: .input)
         inputPorts = [first.fullName, second.fullName]
         state = .allocate(capacity: 1)
-        state.initialize(to: TestRecorderState(
-            ports: (first.handle, second.handle),
-            left: .allocate(capacity: capacityFrames), right: .allocate(capacity: capacityFrames),
-            capacity: capacityFrames, frames: 0))
+        state.initialize(
+            to: TestRecorderState(
+                ports: (first.handle, second.handle),
+                left: .allocate(capacity: capacityFrames), right: .allocate(capacity: capacityFrames),
+                capacity: capacityFrames, frames: 0))
         try client.setProcessCallback(testRecorderProcess, context: UnsafeMutableRawPointer(state))
         try client.activate()
     }
@@ -25,8 +26,10 @@ final class TestRecorder: @unchecked Sendable {
     func finish() -> (left: [Float], right: [Float]) {
         client.close()
         let count = state.pointee.frames
-        return (Array(UnsafeBufferPointer(start: state.pointee.left, count: count)),
-                Array(UnsafeBufferPointer(start: state.pointee.right, count: count)))
+        return (
+            Array(UnsafeBufferPointer(start: state.pointee.left, count: count)),
+            Array(UnsafeBufferPointer(start: state.pointee.right, count: count))
+        )
     }
 
     deinit {
