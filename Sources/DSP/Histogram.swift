@@ -7,9 +7,8 @@ public struct Histogram: Sendable, Equatable {
     /// Bins it may use: values at or past `binCount × binWidth` are counted in `overflow`.
     public let binCount: Int
     /// The bins from 0 up to (at least) the highest one used so far. They grow on demand, to
-    /// the next power of two, so a histogram sized for rare large values costs memory only when
-    /// they come: the callback statistics' two 100,000-bin histograms used to zero 1.6 MB at
-    /// every start, for values that stay under a few hundred µs.
+    /// the next power of two, so a histogram sized for rare large values costs memory (and a
+    /// start-up clear) only when they come.
     public private(set) var bins: [UInt64] = []
     public private(set) var overflow: UInt64 = 0
     public private(set) var count: UInt64 = 0

@@ -102,8 +102,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
 
     /// Meters one period of one channel. Realtime thread: no locks, no allocation, no C calls.
     ///
-    /// A handful of scalar operations per sample: about 5 ns per sample in release builds,
-    /// 0.3 µs for a 32-frame stereo period (1 % of that period is 6.7 µs). Values under
+    /// A handful of scalar operations per sample (docs/benchmarks.md has its cost). Values under
     /// −200 dB are flushed to 0 so long silences never reach denormals.
     @_noLocks @_noAllocation
     public mutating func process(_ samples: UnsafePointer<Float>, count: Int, coefficients c: MeterCoefficients) {

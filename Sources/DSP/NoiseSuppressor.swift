@@ -100,7 +100,7 @@ struct NoiseSuppressorCoefficients {
 
     init(sampleRate: Int) {
         // 512 samples analysed (10.7 ms, 94 Hz bins), 128-sample hop, 256-sample synthesis: the
-        // output lags 5.3 ms. Tuned on the ns-dev scenes; 1024/128 and 768/96 scored within 0.3 dB.
+        // output lags 5.3 ms. Chosen on the ns-dev scenes (docs/noise-suppression.md).
         frameLength = 512
         hop = 128
         binCount = frameLength / 2 + 1
@@ -184,7 +184,7 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
 
 /// A causal dual-mic noise suppressor for one talker: primary + reference in, clean primary
 /// out. No I/O, no threads; every buffer and FFT plan is made in `init`, so `process` never
-/// allocates. The output lags the input by `latencyFrames` (one analysis frame, 8 ms at 48 kHz)
+/// allocates. The output lags the input by `latencyFrames` (two hops: 256 frames, 5.3 ms at 48 kHz)
 /// and is the same whatever block sizes the input arrives in.
 ///
 /// Make and free it on any thread but the realtime one; in between, one thread at a time runs
@@ -281,7 +281,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
         UnsafeMutablePointer(mutating: kernelPointer).deallocate()
     }
 
-    /// Output delay in frames (8 ms).
+    /// Output delay in frames (two hops: 5.3 ms at 48 kHz).
     public var latencyFrames: Int { kernel.latencyFrames }
 
     /// `kernel.process`, for callers that keep the suppressor itself (offline, tests).

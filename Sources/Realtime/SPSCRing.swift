@@ -29,10 +29,8 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// are ever handed to the consumer. Before sharing.
     ///
     /// Every byte of the storage is written (zeroed) here, so that its pages are faulted in now,
-    /// on the thread that creates the ring. Left to first use, the producer (the realtime thread)
-    /// took the page faults itself: about 470 faults, each a page allocation and a clear in the
-    /// kernel, spread over the first 11 s of a 32-frame take (a 4 s sample ring and the timing
-    /// ring), seen in perf on the process thread.
+    /// on the thread that creates the ring, and the realtime producer takes no page fault on its
+    /// first pass.
     public init(capacity: Int) {
         precondition(capacity > 0, "SPSCRing capacity must be positive")
         // Positions stay below 2·capacity and position + count below 3·capacity.
