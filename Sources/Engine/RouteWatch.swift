@@ -21,16 +21,6 @@ public struct RouteChange: Equatable, Sendable {
     public let ports: [String]
     /// Seconds into the take when it was seen.
     public let takeSeconds: Double
-
-    public var description: String {
-        switch kind {
-        case .sourceGone: return "\(input): source \(ports.joined()) went away; reading silence until it returns"
-        case .sourceBack: return "\(input): source \(ports.joined()) is back; reconnected"
-        case .connectionsChanged:
-            return "\(input): connections changed by another client; now "
-                + (ports.isEmpty ? "(none)" : ports.joined(separator: ", "))
-        }
-    }
 }
 
 /// Keeps each input connected to the source it asked for. JACK's notification thread only

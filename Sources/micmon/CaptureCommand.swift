@@ -34,7 +34,7 @@ enum CaptureCommand {
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
     /// server of the same name, and goes on into a continuation file (take-2.wav, take-3.wav …).
-    /// A lost server is then not an error; SIGINT/SIGTERM while waiting ends with exit 0.
+    /// A lost server is then not an error; SIGINT/SIGTERM/SIGHUP while waiting ends with exit 0.
     static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
         var configuration = first
         var takeNumber = 1

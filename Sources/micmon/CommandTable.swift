@@ -119,7 +119,7 @@ enum CommandTable {
         CommandSpec(
             name: .meter, summary: "live peak and RMS meters of the inputs, nothing written", positionals: [],
             about: """
-                Stops on --duration, SIGINT/SIGTERM, or when the server goes away, and prints
+                Stops on --duration, SIGINT/SIGTERM/SIGHUP, or when the server goes away, and prints
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
             options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
@@ -197,7 +197,7 @@ enum CommandTable {
             positionals: [],
             about: """
                 Registers out_1 and in_1 and measures for S seconds (default 5), or until
-                SIGINT/SIGTERM, then prints a summary either way:
+                SIGINT/SIGTERM/SIGHUP, then prints a summary either way:
                 - every process cycle: how late the callback woke after the cycle start and
                   how long it ran; p50/p90/p99/p99.9/max in µs and % of the period, and a
                   histogram; micmon's DSP load and the server's (jack_cpu_load); xruns and
@@ -249,7 +249,7 @@ enum CommandTable {
                 Any format libsndfile reads. A file whose rate differs from the server's is
                 converted with libsamplerate. The file streams from disk (a reader thread
                 fills a ring; the realtime callback only copies), so any length plays.
-                Ends with exit 0 at the end of the file, or on SIGINT/SIGTERM.
+                Ends with exit 0 at the end of the file, or on SIGINT/SIGTERM/SIGHUP.
                 """,
             options: [
                 OptionSpec(
@@ -280,7 +280,7 @@ enum CommandTable {
             refusals: [],
             notes: nil,
             exitCodes: [
-                .init(code: .ok, meaning: "played to the end, or stopped by SIGINT/SIGTERM"),
+                .init(code: .ok, meaning: "played to the end, or stopped by SIGINT/SIGTERM/SIGHUP"),
                 .init(code: .usage, meaning: "usage error, or a file that cannot be played"),
                 .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
                 .init(code: .software, meaning: "internal error"),
@@ -364,13 +364,15 @@ enum CommandTable {
         CommandSpec(
             name: .ports, summary: "print the running server's port names, one a line (for completion)",
             positionals: [],
-            about: "Prints nothing when no server answers.",
+            about: "Prints nothing, and exits 69, when no server answers.",
             options: [
                 OptionSpec("output", help: "output ports only (sources)"),
                 OptionSpec("input", help: "input ports only (destinations)"),
                 server, help,
             ],
-            refusals: [], notes: nil, exitCodes: textExitCodes, isHidden: true)
+            refusals: [], notes: nil,
+            exitCodes: textExitCodes + [.init(code: .serverUnavailable, meaning: "no JACK server answered")],
+            isHidden: true)
     }
 
     static var visibleCommands: [CommandSpec] { CommandName.allCases.map(\.spec).filter { !$0.isHidden } }

@@ -1,6 +1,6 @@
 /// micmon's exit codes (sysexits-style), documented in `--help` and the README.
 enum ExitCode: Int32 {
-    /// The session ran and ended as asked (duration reached, SIGINT/SIGTERM), nothing lost.
+    /// The session ran and ended as asked (duration reached, SIGINT/SIGTERM/SIGHUP), nothing lost.
     case ok = 0
     /// Bad command line or bad input: nothing was started or created.
     case usage = 64

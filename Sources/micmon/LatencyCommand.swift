@@ -5,7 +5,7 @@ import Platform
 import TerminalUI
 
 /// `micmon latency`: callback timing statistics and, with a loop, the measured round trip.
-/// Runs for `--duration` (default 5 s) or until SIGINT/SIGTERM, then prints one summary (text,
+/// Runs for `--duration` (default 5 s) or until SIGINT/SIGTERM/SIGHUP, then prints one summary (text,
 /// or one JSON object with `--json`). Main thread.
 enum LatencyCommand {
     /// How often the main thread folds in timings and runs the estimator.

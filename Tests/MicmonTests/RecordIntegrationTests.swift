@@ -58,24 +58,30 @@ extension JackIntegrationTests {
             }
         }
 
-        @Test("SIGINT finalizes a valid take")
-        func interruptFinalizes() throws {
+        @Test(
+            "SIGINT, SIGTERM and SIGHUP (a closed terminal) each finalize a valid take and say why it ended",
+            arguments: [
+                (SIGINT, "interrupted (SIGINT)"), (SIGTERM, "terminated (SIGTERM)"), (SIGHUP, "hung up (SIGHUP)"),
+            ])
+        func stopSignalFinalizes(signal: Int32, reason: String) throws {
             let server = try SharedTestServer.require()
-            let path = TestEnvironment.scratchFolder("sigint") + "/take.wav"
+            let path = TestEnvironment.scratchFolder("signal-\(signal)") + "/take.wav"
             let child = try MicmonProcess([
-                "record", path, "-s", server.name, "-n", "rec-sigint",
+                "record", path, "-s", server.name, "-n", "rec-signal-\(signal)",
                 "-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1], "--json",
             ])
             let recorded = 2 * server.sampleRate
             #expect(child.waitUntilRecorded(seconds: 2), "micmon did not report 2 s recorded: \(child.stderrSoFar)")
-            child.signal(SIGINT)
+            child.signal(signal)
             let result = child.wait(timeout: 20)
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
             let outcome = try TakeCheck.verify(path: path)
-            // SIGINT finalizes everything taken: at least what micmon had reported before it.
+            // The signal finalizes everything taken: at least what micmon had reported before it.
             #expect(outcome.frameCount >= recorded, "only \(outcome.frameCount) frames")
             #expect(outcome.isExact, "first mismatch at frame \(outcome.firstMismatch ?? -1)")
-            #expect(result.stdout.contains("interrupted"), "\(result.stdout.suffix(400))")
+            #expect(
+                result.stdout.contains("\"type\":\"summary\"") && result.stdout.contains("\"reason\":\"\(reason)\""),
+                "\(result.stdout.suffix(400))")
         }
 
         @Test(
