@@ -1,3 +1,6 @@
+// Sample-rate conversion (libsamplerate) for playback's varispeed and rate matching. The
+// playback reader thread; never the realtime thread.
+
 import CSampleRate
 
 /// Sample-rate conversion and varispeed with libsamplerate (band-limited sinc). Converts

@@ -1,3 +1,6 @@
+// A private jackd on the dummy backend (`micmon demo`, the tests): started, probed and stopped
+// through Platform's child processes. Main thread.
+
 import Jack
 import Platform
 

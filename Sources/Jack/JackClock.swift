@@ -1,3 +1,6 @@
+// JACK's clock and cycle times for the process glue. The realtime thread (and any thread for
+// `now()`).
+
 import CJack
 import Platform
 

@@ -1,3 +1,5 @@
+// `jack_status_t` and the typed errors made from it, with libjack's meaning in words. Any thread.
+
 import CJack
 
 /// The bits of `jack_status_t`, as named Swift values.

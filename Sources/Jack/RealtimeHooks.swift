@@ -1,3 +1,6 @@
+// RealtimeSanitizer's enter/exit hooks around the process callback (no-ops unless the rtsan
+// runtime is linked in). Realtime thread.
+
 import CJackShims
 
 /// RealtimeSanitizer's realtime-context markers, for the process glue. Realtime thread.

@@ -1,3 +1,6 @@
+// Cache-line-padded blocks for state that two threads must not share a line for. Made and freed
+// by the owner; read and written by the threads it hands them to.
+
 import Synchronization
 
 /// A block of cache lines allocated once, for per-thread state that must not share a line

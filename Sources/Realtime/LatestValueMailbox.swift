@@ -1,3 +1,6 @@
+// The latest-value mailbox (a triple buffer): the realtime thread publishes meter snapshots, the
+// UI reads the newest. One writer thread, one reader thread.
+
 import Synchronization
 
 /// A lock-free triple buffer: one writer thread (e.g. the realtime thread) publishes snapshots

@@ -1,3 +1,5 @@
+// The reading end of SPSCRing. The consumer thread only (the writer thread, the main thread).
+
 import Synchronization
 
 extension SPSCRing {

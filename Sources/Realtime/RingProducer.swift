@@ -1,3 +1,6 @@
+// The writing end of SPSCRing. The producer thread only (the realtime thread, a notification
+// thread, the playback reader).
+
 import Synchronization
 
 extension SPSCRing {

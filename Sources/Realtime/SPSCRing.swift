@@ -1,3 +1,6 @@
+// The lock-free single-producer single-consumer ring and its storage. Made before sharing; each
+// end then belongs to one thread (RingProducer.swift, RingConsumer.swift).
+
 import Synchronization
 
 /// A fixed-capacity, lock-free, single-producer single-consumer ring of trivially copyable

@@ -1,3 +1,5 @@
+// Counters written by one thread only (the realtime thread's cycle counts), read by any.
+
 import Synchronization
 
 extension Atomic where Value == UInt64 {

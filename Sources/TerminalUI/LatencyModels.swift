@@ -1,3 +1,6 @@
+// The plain values `micmon latency` reports: timing percentiles, the round trip, the estimator's
+// state. Made by the CLI from Engine's results, rendered by LatencyReport. Any thread.
+
 import DSP
 
 /// Percentiles of a callback time over a session, in µs.
