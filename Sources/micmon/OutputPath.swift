@@ -31,8 +31,10 @@ enum OutputPath {
                 throw UsageError("\(path) is \(linkWords)a directory; give a file name inside it")
             case .regular?, nil:
                 if !force {
-                    let what = entry.kind == .symbolicLink ? " (a symbolic link)" : ""
-                    throw UsageError("\(path) exists\(what); use --force to overwrite it")
+                    if entry.kind == .symbolicLink {
+                        throw UsageError("\(path) exists (a symbolic link); use --force to replace the link")
+                    }
+                    throw UsageError("\(path) exists; use --force to overwrite it")
                 }
             case let kind?:
                 throw UsageError("\(path) is \(linkWords)\(kind.rawValue); micmon writes only regular files")
