@@ -14,9 +14,13 @@ public struct CaptureConfiguration: Sendable {
     public struct Recording: Sendable {
         public var path: String
         public var format: AudioFileFormat
-        public init(path: String, format: AudioFileFormat) {
+        /// `--force`: what is at `path` (a regular file or a symbolic link) is replaced by the new
+        /// file; without it anything there is refused (`SoundFileWriter`).
+        public var replacesExisting: Bool
+        public init(path: String, format: AudioFileFormat, replacesExisting: Bool = false) {
             self.path = path
             self.format = format
+            self.replacesExisting = replacesExisting
         }
     }
 
@@ -207,7 +211,7 @@ public final class CaptureSession {
             do {
                 fileWriter = try SoundFileWriter(
                     path: recording.path, format: recording.format,
-                    sampleRate: sampleRate, channelCount: channels)
+                    sampleRate: sampleRate, channelCount: channels, replacesExisting: recording.replacesExisting)
             } catch {
                 throw .file(error)
             }

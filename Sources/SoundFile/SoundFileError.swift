@@ -1,19 +1,27 @@
 import CSndFile
+import Glibc
 
 /// A libsndfile failure. `message` is libsndfile's own text (`sf_strerror`).
 public struct SoundFileError: Error, Sendable, CustomStringConvertible, Equatable {
     public enum Operation: String, Sendable {
-        case open, write, read, seek, close, command
+        case create, open, write, read, seek, close, command
     }
     public let operation: Operation
     public let path: String
     public let message: String
+    /// The system's `errno` when the system refused (creating the file), else 0.
+    public let systemCode: Int32
 
-    public init(_ operation: Operation, path: String, message: String) {
+    public init(_ operation: Operation, path: String, message: String, systemCode: Int32 = 0) {
         self.operation = operation
         self.path = path
         self.message = message
+        self.systemCode = systemCode
     }
+
+    /// Something was already at the path when the file was to be created exclusively (another
+    /// recorder created it since the path was checked).
+    public var isAlreadyThere: Bool { systemCode == EEXIST }
 
     /// Reads libsndfile's message for `file` (or for the last failed `sf_open` when nil).
     static func fromLibrary(_ operation: Operation, path: String, file: OpaquePointer?) -> SoundFileError {

@@ -1,7 +1,14 @@
 import CSndFile
+import Glibc
 
-/// Writes interleaved float frames with libsndfile. Owns the `SNDFILE*`; one thread only (the
-/// writer thread) may use an instance after creation.
+/// Writes interleaved float frames with libsndfile. Owns the `SNDFILE*` and the descriptor under
+/// it; one thread only (the writer thread) may use an instance after creation.
+///
+/// The file is created once, here, with `open(2)` (`O_CREAT | O_EXCL | O_NOFOLLOW`), and kept
+/// open until `close()`: nothing is ever opened through an existing path, so a take never
+/// truncates, splices into or writes through what is already there (a file, a symbolic link, a
+/// FIFO, a device). Replacing an existing file is a new file under a temporary name in the same
+/// folder renamed over the path: a symbolic link there is replaced itself, never followed.
 public final class SoundFileWriter {
     public let path: String
     public let format: AudioFileFormat
@@ -9,13 +16,23 @@ public final class SoundFileWriter {
     public let sampleRate: Int
     public private(set) var framesWritten: Int64 = 0
     private var file: OpaquePointer?
+    /// Device and inode of the file this writer created (for `discard()`).
+    private let identity: (device: UInt64, inode: UInt64)
 
     /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
     /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
     /// The header is written when the file is created, when the caller asks (`updateHeader()`)
     /// and at `close()`; a killed process leaves a file that opens and holds the frames written
-    /// up to the last header update. Any thread, then only the thread that writes.
-    public init(path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int) throws(SoundFileError) {
+    /// up to the last header update.
+    ///
+    /// Without `replacesExisting` anything at `path` (even a dangling symbolic link) is refused
+    /// (`isAlreadyThere`). With it, a regular file, a symbolic link to one or a dangling link at
+    /// `path` is replaced by the new file (the link itself, never what it points at); a
+    /// directory, device, FIFO, socket or a link to one is refused. Any thread, then only the
+    /// thread that writes.
+    public init(
+        path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int, replacesExisting: Bool = false
+    ) throws(SoundFileError) {
         self.path = path
         self.format = format
         self.channelCount = channelCount
@@ -30,8 +47,16 @@ public final class SoundFileWriter {
                 .open, path: path,
                 message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
         }
-        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw SoundFileError.fromLibrary(.open, path: path, file: nil)
+        let descriptor = try replacesExisting ? Self.createReplacing(path) : Self.createExclusively(path)
+        var created = stat()
+        fstat(descriptor, &created)
+        identity = (UInt64(created.st_dev), UInt64(created.st_ino))
+        // libsndfile owns the descriptor from here (close_desc): it closes it at sf_close, and
+        // on failure.
+        guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+            let error = SoundFileError.fromLibrary(.open, path: path, file: nil)
+            Self.unlinkIfStill(path, identity)
+            throw error
         }
         file = handle
         if format.container == .wav {
@@ -46,6 +71,80 @@ public final class SoundFileWriter {
         }
         // Out-of-range floats clip instead of wrapping when converted to integers.
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+    }
+
+    private static let creationFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+
+    /// A new file at `path`, or the system's reason (EEXIST when anything is there).
+    private static func createExclusively(_ path: String) throws(SoundFileError) -> Int32 {
+        let descriptor = open(path, creationFlags, 0o644)
+        if descriptor < 0 { throw systemError(path) }
+        return descriptor
+    }
+
+    /// A new file under a temporary name next to `path`, renamed over it when what is there
+    /// may be replaced (see `init`).
+    private static func createReplacing(_ path: String) throws(SoundFileError) -> Int32 {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var temporary = ""
+        var descriptor: Int32 = -1
+        for _ in 0 ..< 100 {
+            temporary = folder + ".\(name).micmon-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+            descriptor = open(temporary, creationFlags, 0o644)
+            if descriptor >= 0 || errno != EEXIST { break }
+        }
+        if descriptor < 0 { throw systemError(path) }
+        if let refusal = replacementRefusal(path) {
+            unlink(temporary)
+            Glibc.close(descriptor)
+            throw SoundFileError(.create, path: path, message: refusal, systemCode: EEXIST)
+        }
+        if rename(temporary, path) != 0 {
+            let error = systemError(path)
+            unlink(temporary)
+            Glibc.close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Why what is at `path` may not be replaced, or nil (nothing, a regular file, a symbolic
+    /// link to one, a dangling link).
+    private static func replacementRefusal(_ path: String) -> String? {
+        var entry = stat()
+        guard lstat(path, &entry) == 0 else { return nil }
+        var kind = entry.st_mode & S_IFMT
+        if kind == S_IFLNK {
+            var target = stat()
+            guard stat(path, &target) == 0 else { return nil }
+            kind = target.st_mode & S_IFMT
+        }
+        return kind == S_IFREG ? nil : "not a regular file; only a regular file is replaced"
+    }
+
+    private static func systemError(_ path: String) -> SoundFileError {
+        let code = errno
+        return SoundFileError(.create, path: path, message: String(cString: strerror(code)), systemCode: code)
+    }
+
+    /// Removes `path` if it is still the file with this identity (nobody replaced it since).
+    private static func unlinkIfStill(_ path: String, _ identity: (device: UInt64, inode: UInt64)) {
+        var entry = stat()
+        if lstat(path, &entry) == 0 && UInt64(entry.st_dev) == identity.device
+            && UInt64(entry.st_ino) == identity.inode
+        {
+            unlink(path)
+        }
+    }
+
+    /// Closes the file and removes it from `path` if it is still the file this writer created
+    /// (for a take that must leave nothing behind). Writer thread.
+    public func discard() {
+        if let handle = file { sf_close(handle) }
+        file = nil
+        Self.unlinkIfStill(path, identity)
     }
 
     deinit {

@@ -20,7 +20,7 @@ enum CaptureCommand {
         configuration.sourcePorts = invocation.ports
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
-            configuration.recording = .init(path: path, format: format)
+            configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
         }
         if invocation.monitors {
             configuration.monitor = .init(
@@ -171,6 +171,9 @@ enum CaptureCommand {
             return .serverUnavailable
         case .unknownPort, .denoise:
             Console.error("micmon: \(error.description)")
+            return .usage
+        case .file(let file) where file.isAlreadyThere:
+            Console.error("micmon: " + OutputPath.creationRefusal(file))
             return .usage
         case .file:
             Console.error("micmon: \(error.description)")

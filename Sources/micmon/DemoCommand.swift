@@ -40,7 +40,7 @@ enum DemoCommand {
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
         if let path = invocation.filePath, let format = invocation.format {
-            configuration.recording = .init(path: path, format: format)
+            configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
         }
         return CaptureCommand.run(configuration, json: invocation.json)
     }

@@ -28,7 +28,7 @@ enum DenoiseCommand {
             return .usage
         }
         do {
-            try OutputPath.check(options.outputPath, force: options.force)
+            try OutputPath.check(options.outputPath, force: options.force, inputs: [options.inputPath])
         } catch {
             Console.error("micmon: \(error.description)")
             return .usage
@@ -37,7 +37,10 @@ enum DenoiseCommand {
         do {
             writer = try SoundFileWriter(
                 path: options.outputPath, format: options.format,
-                sampleRate: reader.sampleRate, channelCount: 1)
+                sampleRate: reader.sampleRate, channelCount: 1, replacesExisting: options.force)
+        } catch  where error.isAlreadyThere {
+            Console.error("micmon: " + OutputPath.creationRefusal(error))
+            return .usage
         } catch {
             Console.error("micmon: " + Messages.cannotWrite(options.outputPath, error.message))
             return .fileError
@@ -56,12 +59,16 @@ enum DenoiseCommand {
                         of: reader.frameCount))
             outcome = .usage
         }
+        // A damaged input leaves nothing behind, as the exit code promises: the file this run
+        // created goes (only if it is still the one at OUT).
+        if outcome == .usage {
+            writer.discard()
+            return outcome
+        }
         do { try writer.close() } catch {
             Console.error("micmon: " + Messages.cannotFinish(options.outputPath, error.message))
             return .fileError
         }
-        // A damaged input leaves nothing behind, as the exit code promises.
-        if outcome == .usage { FileSystem.remove(options.outputPath) }
         return outcome
     }
 

@@ -1,16 +1,46 @@
 import Platform
+import SoundFile
 
-/// Checks, before anything starts, that a take can be written at `path`. Leaves nothing behind.
-/// Main thread.
+/// Checks, before anything starts, that a take can be written at `path`, by looking only
+/// (`lstat`, `stat`, `statvfs`): it creates, opens and removes nothing. The file itself is
+/// created once, later, by `SoundFileWriter` (exclusively, or replacing with `--force`), which
+/// holds the same rules against anything that appears in between. Main thread.
+///
+/// - nothing there: a new file;
+/// - a regular file, a symbolic link to one, a dangling symbolic link: refused without
+///   `--force`; with it replaced by the new file (a link is replaced itself, never followed);
+/// - a directory (or a link to one), a FIFO, a device, a socket (or a link to one): refused;
+/// - the same file as one of `inputs` (same device and inode, by any path): refused.
 enum OutputPath {
-    static func check(_ path: String, force: Bool) throws(UsageError) {
+    static func check(_ path: String, force: Bool, inputs: [String] = []) throws(UsageError) {
         if path.isEmpty { throw UsageError("FILE is empty") }
-        let existing = FileStatus(path: path)
-        if let existing, existing.isDirectory {
-            throw UsageError("\(path) is a directory; give a file name inside it")
-        }
-        if existing != nil && !force {
-            throw UsageError("\(path) exists; use --force to overwrite it")
+        let found = PathEntry(path: path, followingLinks: false)
+        let lookError = SystemError.current
+        if let entry = found {
+            let target = entry.kind == .symbolicLink ? PathEntry(path: path, followingLinks: true) : entry
+            if let target {
+                for input in inputs {
+                    if let source = PathEntry(path: input, followingLinks: true), source.isSameFile(as: target) {
+                        throw UsageError("\(path) is the same file as \(input); give another name for the output")
+                    }
+                }
+            }
+            let linkWords = entry.kind == .symbolicLink ? "a symbolic link to " : ""
+            switch target?.kind {
+            case .directory?:
+                throw UsageError("\(path) is \(linkWords)a directory; give a file name inside it")
+            case .regular?, nil:
+                if !force {
+                    if entry.kind == .symbolicLink {
+                        throw UsageError("\(path) exists (a symbolic link); use --force to replace the link")
+                    }
+                    throw UsageError("\(path) exists; use --force to overwrite it")
+                }
+            case let kind?:
+                throw UsageError("\(path) is \(linkWords)\(kind.rawValue); micmon writes only regular files")
+            }
+        } else if lookError != .noSuchFile {
+            throw UsageError("cannot write \(path): \(lookError.description)")
         }
         let folder = parentFolder(of: path)
         guard let folderStatus = FileStatus(path: folder) else {
@@ -19,12 +49,15 @@ enum OutputPath {
         if !folderStatus.isDirectory {
             throw UsageError("cannot write \(path): \(folder) is not a folder")
         }
-        do {
-            try FileSystem.probeWrite(path, creatingExclusively: existing == nil)
-        } catch {
-            throw UsageError("cannot write \(path): \(error.description)")
+        if let problem = FileSystem.creationProblem(inFolder: folder) {
+            throw UsageError("cannot write \(path): \(problem)")
         }
-        if existing == nil { FileSystem.remove(path) }
+    }
+
+    /// What to print when the file could not be created because something appeared at FILE
+    /// after `check` passed (another recorder created it): refused, as `check` would, exit 64.
+    static func creationRefusal(_ error: SoundFileError) -> String {
+        "\(error.description) (it appeared after micmon checked the path: another recorder?); nothing was written to it"
     }
 
     static func parentFolder(of path: String) -> String { FileSystem.parentFolder(of: path) }
