@@ -153,6 +153,32 @@ extension JackIntegrationTests {
             }
         }
 
+        /// A full disk mid-take: the summary's frame count was what micmon took (143360), more
+        /// than the file holds (131058); now it is what the file holds.
+        @Test(
+            "after a write error the summary claims no more frames than the file holds",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
+        func summaryAfterWriteError() throws {
+            try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a small tmpfs (CI runs as root)")
+            let server = try SharedTestServer.require()
+            let mountPoint = TestEnvironment.scratchFolder("summary-fulldisk")
+            try #require(Shell.run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint) == 0)
+            defer { _ = Shell.run("umount", mountPoint) }
+            let path = mountPoint + "/take.wav"
+            let result = try MicmonProcess.run(
+                [
+                    "record", path, "-s", server.name, "-n", "rec-summary-full", "-p", server.source.outputPorts[0],
+                    "-p", server.source.outputPorts[1], "--duration", "30", "--json",
+                ], timeout: 40)
+            #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let claimed = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(claimed == outcome.frameCount, "summary: \(claimed) frames, file: \(outcome.frameCount)")
+            #expect(outcome.frameCount > 0 && outcome.mismatchedFrames == 0)
+        }
+
         /// A port whose exact name has `[` in it can be chosen (it was read as a pattern and
         /// matched nothing, exit 64).
         @Test("an exact port name with [ in it is that port")
