@@ -30,13 +30,34 @@ public enum PortSelection {
         }
     }
 
-    /// A request matched no port. `available` lists the ports of that kind there are.
+    /// A request matched no port (`available` lists the ports of that kind there are), or
+    /// chose a port an earlier request chose already (`repeatedPort`, `earlierRequest`).
     public struct NoMatch: Error, Sendable, CustomStringConvertible {
         public let request: String
         public let available: [String]
         /// "output" for sources (capture), "input" for destinations (playback).
         public var kind = "output"
+        /// The port `request` chose that an earlier request had chosen; nil when nothing matched.
+        public var repeatedPort: String?
+        /// The earlier request that chose `repeatedPort`.
+        public var earlierRequest: String?
+
+        public init(
+            request: String, available: [String], kind: String = "output", repeatedPort: String? = nil,
+            earlierRequest: String? = nil
+        ) {
+            self.request = request
+            self.available = available
+            self.kind = kind
+            self.repeatedPort = repeatedPort
+            self.earlierRequest = earlierRequest
+        }
+
         public var description: String {
+            if let port = repeatedPort {
+                let earlier = earlierRequest.map { $0 == request ? "twice" : "by '\($0)' and again by '\(request)'" }
+                return "the JACK \(kind) port '\(port)' is asked for \(earlier ?? "twice"); give each port once"
+            }
             let list = available.isEmpty ? "(none)" : available.joined(separator: ", ")
             return "no JACK \(kind) port matches '\(request)'; available \(kind) ports: \(list)"
         }
@@ -51,10 +72,13 @@ public enum PortSelection {
     /// Whether `request` is a pattern (`*`, `?`, `[`) rather than an exact name.
     public static func isPattern(_ request: String) -> Bool { ShellPattern.isPattern(request) }
 
-    /// The ports `request` names among `ports`, in their order: every match of a pattern, or
-    /// the one port of that exact name.
+    /// The ports `request` names among `ports`, in their order. A request that is exactly a
+    /// port's name is that port, even when it has pattern characters (`[`, `*`, `?` are legal in
+    /// JACK port names); only a request that names no port exactly is read as a pattern: every
+    /// match, in order.
     public static func matches(_ request: String, among ports: [String]) -> [String] {
-        isPattern(request) ? ports.filter { ShellPattern.matches(request, $0) } : ports.filter { $0 == request }
+        if ports.contains(request) { return [request] }
+        return isPattern(request) ? ports.filter { ShellPattern.matches(request, $0) } : []
     }
 
     /// What a session connects to on one side: the ports `requests` name, in order, among the
@@ -78,7 +102,10 @@ public enum PortSelection {
     }
 
     /// Resolves requests in order against `outputPorts` (the server's output ports, in libjack's
-    /// order). A pattern adds every match in that order; duplicates are kept once.
+    /// order). A pattern adds every match in that order, skipping ports chosen before it
+    /// (`-p player:out_1 -p 'player:*'`: out_1 first, then the rest). A request that would add
+    /// nothing is an error naming the port: an exact name chosen before (`-p a -p a`), or a
+    /// pattern whose every match was (silently dropping it would shift every input after it).
     public static func resolve(_ requests: [String], outputPorts: [String]) throws(NoMatch) -> [String] {
         try resolve(requests, among: outputPorts, kind: "output")
     }
@@ -86,10 +113,20 @@ public enum PortSelection {
     /// The same for any list of ports; `kind` names them in the error ("input", "output").
     public static func resolve(_ requests: [String], among ports: [String], kind: String) throws(NoMatch) -> [String] {
         var chosen: [String] = []
+        var chosenBy: [String] = []
         for request in requests {
             let found = matches(request, among: ports)
             if found.isEmpty { throw NoMatch(request: request, available: ports, kind: kind) }
-            for name in found where !chosen.contains(name) { chosen.append(name) }
+            let fresh = found.filter { !chosen.contains($0) }
+            if fresh.isEmpty, let name = found.first, let earlier = chosen.firstIndex(of: name) {
+                throw NoMatch(
+                    request: request, available: ports, kind: kind, repeatedPort: name,
+                    earlierRequest: chosenBy[earlier])
+            }
+            for name in fresh {
+                chosen.append(name)
+                chosenBy.append(request)
+            }
         }
         return chosen
     }

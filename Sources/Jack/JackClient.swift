@@ -83,6 +83,22 @@ public final class JackClient: @unchecked Sendable {
         self.serverName = server
     }
 
+    /// The longest client name JACK takes, in bytes: `jack_client_name_size()` less its NUL.
+    /// Any thread (libjack returns a constant).
+    public static var maximumNameLength: Int { Int(jack_client_name_size()) - 1 }
+
+    /// Why JACK cannot take `name` as a client name (empty, or longer than
+    /// `maximumNameLength` bytes), in JACK's terms; nil when it can. Checked before a client is
+    /// opened, because `jack_client_open` answers a long name with the same failure bits as a
+    /// server that is not running. Any thread.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "a JACK client name cannot be empty" }
+        let bytes = name.utf8.count
+        guard bytes > maximumNameLength else { return nil }
+        return "JACK takes client names of at most \(maximumNameLength) bytes (jack_client_name_size), "
+            + "this one has \(bytes)"
+    }
+
     /// The server name libjack uses when none is given (`$JACK_DEFAULT_SERVER` or "default").
     public static var defaultServerName: String {
         if let env = getenv("JACK_DEFAULT_SERVER"), env.pointee != 0 { return String(cString: env) }

@@ -76,6 +76,7 @@ public enum LatencyReport {
     }
 
     public static func text(_ summary: LatencyFigures, reason: StopReason) -> String {
+        let summary = summary.withPrintableNames
         let rate = Double(summary.sampleRate)
         let timing = summary.timing
         let periodMs = Double(summary.periodFrames) / rate * 1000
@@ -298,5 +299,23 @@ public enum LatencyReport {
             }
         }
         return line
+    }
+}
+
+extension LatencyFigures {
+    /// The same figures with the server, client and port names made safe for a terminal
+    /// (`TextFormat.printable`), for the text report; JSON escapes them its own way.
+    var withPrintableNames: LatencyFigures {
+        var figures = self
+        figures.serverName = TextFormat.printable(serverName)
+        figures.clientName = TextFormat.printable(clientName)
+        if var trip = roundTrip {
+            trip.sendPort = TextFormat.printable(trip.sendPort)
+            trip.returnPort = TextFormat.printable(trip.returnPort)
+            trip.playbackLatencyPort = TextFormat.printable(trip.playbackLatencyPort)
+            trip.captureLatencyPort = TextFormat.printable(trip.captureLatencyPort)
+            figures.roundTrip = trip
+        }
+        return figures
     }
 }

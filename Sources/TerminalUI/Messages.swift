@@ -30,6 +30,14 @@ public enum Messages {
 
     public static func warning(_ text: String) -> String { "warning: " + text }
 
+    /// stdout could not be written (`reason`: EPIPE, ENOSPC, EIO as strerror words it). The session
+    /// does not stop for it: the display stops, the take or playback goes on to its own end, and
+    /// the exit code is the session's.
+    public static func outputFailed(_ reason: String) -> String {
+        "stdout cannot be written (\(reason)): nothing more is shown there; the session goes on to its end "
+            + "and its exit code says how it ended"
+    }
+
     // MARK: --wait-server
 
     public static func waitingForServer(_ server: String) -> String {

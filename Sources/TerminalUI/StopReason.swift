@@ -16,8 +16,6 @@ public enum StopReason: Sendable, Equatable {
     case sampleRateChanged
     /// The take could not be written.
     case fileFailed
-    /// stdout was closed (the reader of a pipe went away).
-    case outputClosed
     /// `play --on-route-loss stop`: the destination ports went away.
     case routeLost
     /// `latency`: the server stopped running process cycles.
@@ -36,7 +34,6 @@ public enum StopReason: Sendable, Equatable {
         case .serverGone: return "the JACK server went away"
         case .sampleRateChanged: return "the server's sample rate changed"
         case .fileFailed: return "the file could not be written"
-        case .outputClosed: return "output closed"
         case .routeLost: return "route lost"
         case .serverStalled: return "the server stopped running process cycles"
         case .readFailed(let reason): return reason

@@ -42,8 +42,11 @@ public enum TextFormat {
         return text + String(repeating: " ", count: width - text.count)
     }
 
-    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) become "?".
-    static func printable(_ text: String) -> String {
+    /// `text` safe to print on a terminal: control characters (C0, DEL, C1) become "?", so a
+    /// file or port name with ESC or a newline in it can neither drive the terminal nor start a
+    /// line of its own. Every human-readable line goes through it: the renderers for the names
+    /// they show, and the executable's stderr writer for each whole line.
+    public static func printable(_ text: String) -> String {
         var out = ""
         out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {

@@ -33,7 +33,7 @@ enum CaptureCommand {
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
-    /// server of the same name, and goes on into a continuation file (take-2.wav, take-3.wav …).
+    /// server of the same name, and goes on into a continuation file (rec.wav: rec-2.wav, rec-3.wav …).
     /// A lost server is then not an error; SIGINT/SIGTERM/SIGHUP while waiting ends with exit 0.
     static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
         var configuration = first
@@ -46,9 +46,8 @@ enum CaptureCommand {
             while true {
                 StopSignals.sleep(seconds: 0.5)
                 if StopSignals.received != 0 { return .ok }
-                if let probe = try? JackClient(
-                    name: configuration.clientName + "-probe", serverName: configuration.serverName)
-                {
+                // A name of its own, always within JACK's limit (the user's name may be at it).
+                if let probe = try? JackClient(name: "micmon-probe", serverName: configuration.serverName) {
                     probe.close()
                     break
                 }
@@ -119,10 +118,6 @@ enum CaptureCommand {
             }
             if session.fileHasFailed {
                 stopReason = .fileFailed
-                break
-            }
-            if Console.outputIsBroken {
-                stopReason = .outputClosed
                 break
             }
         }

@@ -1,6 +1,7 @@
 // Each command's options, parsed and checked from the scanned arguments. Pure (no I/O, no
 // JACK), so tests call `parse` directly; any thread.
 import Engine
+import Jack
 import SoundFile
 
 /// What `micmon` was asked to do.
@@ -69,33 +70,14 @@ enum Command: Equatable, Sendable {
 
 /// Converters from option text to checked values; each error names the option.
 enum OptionValue {
-    static func seconds(_ text: String, option: String = "--duration") throws(UsageError) -> Double {
-        guard let seconds = Double(text), seconds.isFinite else {
-            throw UsageError("\(option) needs a number of seconds, not '\(text)'")
-        }
-        guard seconds > 0 else { throw UsageError("\(option) must be greater than 0 (got \(text))") }
-        return seconds
-    }
-
-    static func number(_ text: String, option: String, in range: ClosedRange<Double>) throws(UsageError) -> Double {
-        guard let number = Double(text), number.isFinite else {
-            throw UsageError("\(option) needs a number, not '\(text)'")
-        }
-        guard range.contains(number) else {
-            throw UsageError(
-                "\(option) must be between \(plain(range.lowerBound)) and \(plain(range.upperBound)) (got \(text))")
-        }
-        return number
-    }
-
+    /// A client name JACK can take (JACK's own limit, `jack_client_name_size`), else exit 64
+    /// with JACK's reason: libjack would fail the open as if no server ran.
     static func clientName(_ text: String) throws(UsageError) -> String {
         if text.isEmpty { throw UsageError("--name needs a non-empty client name") }
+        if let problem = JackClient.nameProblem(text) {
+            throw UsageError("--name '\(text)' cannot be a JACK client name: " + problem)
+        }
         return text
-    }
-
-    /// 1 as "1", 0.5 as "0.5".
-    static func plain(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     /// The container from `--format`, else from the path's extension, else WAV; the encoding
@@ -171,16 +153,10 @@ struct CaptureOptions: Equatable, Sendable {
         json = scanned.isSet("json")
         force = scanned.isSet("force")
         waitsForServer = scanned.isSet("wait-server")
-        durationSeconds = try scanned.last("duration") { text throws(UsageError) in try OptionValue.seconds(text) }
+        durationSeconds = try scanned.number("duration")
         monitors = monitors || scanned.isSet("monitor")
         monitorDestinations = scanned.values("output")
-        monitorGainDecibels =
-            try scanned.last("gain") { text throws(UsageError) -> Double in
-                guard let gain = Double(text), gain.isFinite, gain >= -60, gain <= 24 else {
-                    throw UsageError("--gain needs a number of dB from -60 to 24, not '\(text)'")
-                }
-                return gain
-            } ?? 0
+        monitorGainDecibels = try scanned.number("gain") ?? 0
         denoises = scanned.isSet("denoise")
         let channels = try scanned.last("channels") { text throws(UsageError) in
             guard let channels = CaptureConfiguration.RecordedChannels(rawValue: text) else {
@@ -241,7 +217,7 @@ struct LatencyOptions: Equatable, Sendable {
         clientName = try scanned.last("name", OptionValue.clientName) ?? clientName
         serverName = scanned.last("server")
         json = scanned.isSet("json")
-        durationSeconds = try scanned.last("duration") { text throws(UsageError) in try OptionValue.seconds(text) }
+        durationSeconds = try scanned.number("duration")
         sendPort = scanned.last("send")
         returnPort = scanned.last("return")
         softwareLoop = scanned.isSet("software-loop")
@@ -275,25 +251,10 @@ struct PlayOptions: Equatable, Sendable {
         serverName = scanned.last("server")
         destinations = scanned.values("output")
         json = scanned.isSet("json")
-        volume =
-            try scanned.last("volume") { text throws(UsageError) in
-                try OptionValue.number(text, option: "--volume", in: 0 ... 1)
-            } ?? volume
-        pan =
-            try scanned.last("pan") { text throws(UsageError) in
-                try OptionValue.number(text, option: "--pan", in: -1 ... 1)
-            } ?? pan
-        rate =
-            try scanned.last("rate") { text throws(UsageError) in
-                try OptionValue.number(text, option: "--rate", in: 0.5 ... 2)
-            } ?? rate
-        loops =
-            try scanned.last("loops") { text throws(UsageError) -> Int in
-                guard let loops = Int(text), loops >= -1 else {
-                    throw UsageError("--loops needs a whole number ≥ -1, not '\(text)'")
-                }
-                return loops
-            } ?? loops
+        volume = try scanned.number("volume") ?? volume
+        pan = try scanned.number("pan") ?? pan
+        rate = try scanned.number("rate") ?? rate
+        loops = try scanned.number("loops").map { Int($0) } ?? loops
         onRouteLoss =
             try scanned.last("on-route-loss") { text throws(UsageError) in
                 guard let action = PlaybackConfiguration.RouteLossAction(rawValue: text) else {
@@ -337,13 +298,7 @@ struct DenoiseOptions: Equatable, Sendable {
 
     init(_ scanned: ScannedArguments) throws(UsageError) {
         force = scanned.isSet("force")
-        blockFrames =
-            try scanned.last("block") { text throws(UsageError) -> Int in
-                guard let frames = Int(text), (1 ... 8192).contains(frames) else {
-                    throw UsageError("--block needs a whole number of frames from 1 to 8192, not '\(text)'")
-                }
-                return frames
-            } ?? blockFrames
+        blockFrames = try scanned.number("block").map { Int($0) } ?? blockFrames
         guard scanned.positionals.count == 2 else {
             throw UsageError("denoise needs IN and OUT files (see micmon denoise --help)")
         }

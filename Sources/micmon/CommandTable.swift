@@ -2,6 +2,7 @@
 // scripts are generated from them. Pure values; any thread.
 import DSP
 import Engine
+import Jack
 import SoundFile
 import TerminalUI
 
@@ -36,19 +37,26 @@ enum CommandTable {
     static let versionOption = OptionSpec("version", help: "show the version and exit")
     static let port = OptionSpec(
         "port", short: "p", "PORT", kind: .outputPort, repeatable: true,
-        help: "source port for the next input (in_1, in_2, ...); repeatable. Exact names or patterns: "
-            + "system:capture_*, 'player:out_?'. Default: the first two physical capture ports.")
-    static let name = OptionSpec("name", short: "n", "NAME", kind: .text, help: "JACK client name (default: micmon)")
+        help: "source port for the next input (in_1, in_2, ...); repeatable, each port once. Exact names or "
+            + "patterns: system:capture_*, 'player:out_?' (a port's exact name wins, even with [ in it). "
+            + "Default: the first two physical capture ports.")
+    static let name = OptionSpec(
+        "name", short: "n", "NAME", kind: .text,
+        help: "JACK client name (default: micmon; at most \(JackClient.maximumNameLength) bytes, JACK's limit)")
     static let server = OptionSpec(
         "server", short: "s", "NAME", kind: .text,
         help: "JACK server name (default: $JACK_DEFAULT_SERVER or \"default\")")
+    /// `--duration`: 1 ms to 31 days (a take's frame count stays far inside UInt64 at any rate).
+    static let durationRange = NumberRange(0.001, 2_678_400, unit: "s")
     static let duration = OptionSpec(
-        "duration", "S", kind: .number, help: "stop after S seconds (a take then holds exactly S × rate frames)")
+        "duration", "S", kind: .number(durationRange),
+        help: "stop after S seconds (a take then holds exactly S × rate frames)")
     static let json = OptionSpec("json", help: "print one JSON object per meter update instead of bars")
     static let waitServer = OptionSpec(
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
-            + "(record: into take-2.wav, take-3.wav, ...); a lost server is then not an error")
+            + "(record: into FILE numbered before its extension: rec.wav, then rec-2.wav, rec-3.wav, ...); a "
+            + "lost server is then not an error")
     static var denoise: OptionSpec {
         OptionSpec(
             "denoise",
@@ -69,7 +77,8 @@ enum CommandTable {
         "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
         help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
             + "Default: the first two physical playback ports.")
-    static let gain = OptionSpec("gain", "DB", kind: .number, help: "output gain, -60 … 24 dB (default 0)")
+    static let gain = OptionSpec(
+        "gain", "DB", kind: .number(NumberRange(-60, 24, unit: "dB")), help: "output gain in dB (default 0)")
     static let channels = OptionSpec(
         "channels", "C", kind: .choice(CaptureConfiguration.RecordedChannels.allCases.map(\.rawValue)),
         help: "with --denoise: raw (the inputs), clean (the clean channel, mono) or all (inputs then clean; "
@@ -83,6 +92,16 @@ enum CommandTable {
         -3.01 RMS. Silence reads -160 dBFS. Updates at 20 Hz on a terminal, once a
         second as plain lines when stdout is not a terminal; colour only on a
         terminal and never with NO_COLOR. micmon never reads stdin.
+
+        \(stdoutFailure)
+        """
+
+    /// What a failing stdout does, for every session's notes.
+    static let stdoutFailure = """
+        A stdout that fails (a pipe whose reader went away, a full disk, an I/O
+        error) never ends or shortens a session: the display stops, one line on
+        stderr says why, and the session runs to its own end; the exit code and
+        the summary's reason are the session's (0 for a complete take).
         """
 
     static let sessionExitCodes: [ExitCodeSpec] = [
@@ -218,7 +237,7 @@ enum CommandTable {
                     help: "connect PORT (an output port, e.g. system:capture_1) to in_1. For a cable through an "
                         + "interface, give both."),
                 OptionSpec("software-loop", help: "connect out_1 straight to in_1 (JACK adds a period)"),
-                OptionSpec("duration", "S", kind: .number, help: "measure for S seconds (default 5)"),
+                OptionSpec("duration", "S", kind: .number(durationRange), help: "measure for S seconds (default 5)"),
                 OptionSpec("json", help: "print the summary as one JSON object"),
                 name, server, help, versionOption,
             ],
@@ -232,6 +251,8 @@ enum CommandTable {
             notes: """
                 micmon disconnects what it connected when it exits. PORT is an exact name or
                 a pattern (its first match). micmon never reads stdin.
+
+                \(stdoutFailure)
                 """,
             exitCodes: [
                 .init(code: .ok, meaning: "measured as asked"),
@@ -256,19 +277,19 @@ enum CommandTable {
                     "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
                     help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
                         + "Default: the first two physical playback ports."),
-                OptionSpec("volume", "V", kind: .number, help: "0 … 1 (default 1)"),
+                OptionSpec("volume", "V", kind: .number(NumberRange(0, 1)), help: "linear gain (default 1)"),
                 OptionSpec(
-                    "pan", "P", kind: .number,
+                    "pan", "P", kind: .number(NumberRange(-1, 1)),
                     help: "-1 (left) … 1 (right), default 0. A mono file is panned with the constant-power law "
                         + "(θ = (P+1)·π/4, L = cos θ, R = sin θ: -3.01 dB each at centre); a stereo file is "
                         + "balanced (P < 0 lowers the right side linearly, P > 0 the left; centre leaves both "
                         + "untouched)."),
                 OptionSpec(
-                    "loops", "N", kind: .number,
+                    "loops", "N", kind: .number(NumberRange(-1, 1_000_000, whole: true)),
                     help: "0 plays once, N plays N+1 times, -1 loops until stopped. The seam is sample-exact."),
                 OptionSpec(
-                    "rate", "R", kind: .number,
-                    help: "0.5 … 2, varispeed with libsamplerate: speed and pitch change together (like tape), "
+                    "rate", "R", kind: .number(NumberRange(0.5, 2)),
+                    help: "varispeed with libsamplerate: speed and pitch change together (like tape), "
                         + "no time-stretch artefacts."),
                 OptionSpec(
                     "on-route-loss", "ACTION", kind: .choice(["pause", "stop"]),
@@ -278,7 +299,7 @@ enum CommandTable {
                 name, server, help, versionOption,
             ],
             refusals: [],
-            notes: nil,
+            notes: stdoutFailure,
             exitCodes: [
                 .init(code: .ok, meaning: "played to the end, or stopped by SIGINT/SIGTERM/SIGHUP"),
                 .init(code: .usage, meaning: "usage error, or a file that cannot be played"),
@@ -314,7 +335,9 @@ enum CommandTable {
                 by the suppressor's delay, \(denoiseDelay), as live.
                 """,
             options: [
-                OptionSpec("block", "N", kind: .number, help: "frames per block (the JACK period to imitate)"),
+                OptionSpec(
+                    "block", "N", kind: .number(NumberRange(1, 8192, whole: true, unit: "frames")),
+                    help: "frames per block (the JACK period to imitate)"),
                 OptionSpec(
                     "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
                     help: "wav, w64, rf64, caf, flac (default: from OUT's extension, else wav)"),

@@ -1,5 +1,6 @@
 import DSP
 import Engine
+import SoundFile
 import TerminalUI
 
 /// Shows a running session: redrawn bars on a terminal (20 Hz), plain lines once a second when
@@ -59,7 +60,17 @@ final class MeterOutput {
     }
 
     func printSummary(_ summary: CaptureSummary, reason: StopReason, path: String?) {
-        let sessionSummary = SessionSummary(summary, reason: reason, path: path)
+        var sessionSummary = SessionSummary(summary, reason: reason, path: path)
+        // After a write error, the frames taken include what libsndfile refused (a full disk
+        // takes part of a block): the summary gives what the finalized file holds, as a reader
+        // of it sees it, never more.
+        if summary.fileError != nil, let path, let reader = try? SoundFileReader(path: path) {
+            let held = UInt64(max(0, reader.frameCount))
+            if held < sessionSummary.frames {
+                sessionSummary.frames = held
+                sessionSummary.durationSeconds = Double(held) / Double(summary.sampleRate)
+            }
+        }
         if mode == .json {
             Console.out(SummaryFormatter.json(sessionSummary) + "\n")
         } else {

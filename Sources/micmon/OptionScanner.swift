@@ -21,6 +21,18 @@ struct ScannedArguments: Equatable {
     /// The last value given for `long` (a later one overrides an earlier one).
     func last(_ long: String) -> String? { values(long).last }
 
+    /// Each value of the numeric option `long` checked against the range its table gives (so
+    /// every one is checked); the last one, or nil. The range comes from the option itself, so
+    /// a numeric option cannot be read unchecked.
+    func number(_ long: String) throws(UsageError) -> Double? {
+        var result: Double?
+        for occurrence in occurrences where occurrence.option.long == long {
+            guard let range = occurrence.option.range, let value = occurrence.value else { continue }
+            result = try range.value(value, option: "--" + long)
+        }
+        return result
+    }
+
     /// Each value of `long` converted (so every one is checked); the last one, or nil.
     func last<T>(_ long: String, _ convert: (String) throws(UsageError) -> T) throws(UsageError) -> T? {
         var result: T?

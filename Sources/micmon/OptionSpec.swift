@@ -15,8 +15,8 @@ enum ValueKind: Equatable, Sendable {
     case flag
     /// Free text (a client or server name).
     case text
-    /// A number, checked by the command.
-    case number
+    /// A number, and the range it must fall in (shown in help, checked by the parser).
+    case number(NumberRange)
     /// One of a fixed set of words.
     case choice([String])
     /// A file path.
@@ -25,6 +25,56 @@ enum ValueKind: Equatable, Sendable {
     case outputPort
     /// A JACK input port: something that receives audio (`system:playback_1`).
     case inputPort
+}
+
+/// The values a numeric option takes: `lower` … `upper` inclusive, whole numbers only or any.
+/// Every numeric option has one, so no value the parser accepts can overflow what the command
+/// computes from it (`--duration 1e300` frames, `--loops` passes); help prints it.
+struct NumberRange: Sendable, Equatable {
+    let lower: Double
+    let upper: Double
+    let isWhole: Bool
+    /// After the numbers in help ("s", "dB", "frames"), or "".
+    let unit: String
+
+    init(_ lower: Double, _ upper: Double, whole: Bool = false, unit: String = "") {
+        self.lower = lower
+        self.upper = upper
+        self.isWhole = whole
+        self.unit = unit
+    }
+
+    /// "-60 … 24 dB".
+    var text: String { Self.plain(lower) + " … " + Self.plain(upper) + (unit.isEmpty ? "" : " " + unit) }
+
+    /// `text` as a number in the range, or the usage error naming `option`.
+    func value(_ text: String, option: String) throws(UsageError) -> Double {
+        // Decimal notation only: Double(String) would also take "0x1p4", "inf" and "nan".
+        let isDecimal = !text.isEmpty && text.allSatisfy { "0123456789+-.eE".contains($0) }
+        if isWhole {
+            guard isDecimal, let whole = Int(text), contains(Double(whole)) else {
+                throw UsageError(
+                    "\(option) needs a whole number from \(Self.plain(lower)) to \(Self.plain(upper)), not '\(text)'")
+            }
+            return Double(whole)
+        }
+        guard isDecimal, let number = Double(text), number.isFinite else {
+            throw UsageError("\(option) needs a number, not '\(text)'")
+        }
+        guard contains(number) else {
+            throw UsageError(
+                "\(option) must be between \(Self.plain(lower)) and \(Self.plain(upper))"
+                    + (unit.isEmpty ? "" : " " + unit) + " (got \(text))")
+        }
+        return number
+    }
+
+    func contains(_ value: Double) -> Bool { value >= lower && value <= upper }
+
+    /// 1 as "1", 0.5 as "0.5", 2678400 as "2678400".
+    static func plain(_ value: Double) -> String {
+        value == value.rounded() && value.magnitude < 1e15 ? String(Int(value)) : String(value)
+    }
 }
 
 /// One option: `--long` and maybe `-s`, its value, its help line.
@@ -54,8 +104,20 @@ struct OptionSpec: Sendable, Equatable {
         self.isRepeatable = repeatable
     }
 
-    /// One sentence or more; wrapped to the terminal or the man page.
-    var help: String { makeHelp() }
+    /// One sentence or more; wrapped to the terminal or the man page. A numeric option's range
+    /// ends it ("Range: -60 … 24 dB."), from the table, so help and parser cannot disagree.
+    var help: String {
+        guard let range else { return makeHelp() }
+        let text = makeHelp()
+        return text + (text.hasSuffix(".") ? " " : ". ") + "Range: " + range.text
+            + (range.isWhole ? ", whole numbers." : ".")
+    }
+
+    /// The range of a numeric option's value.
+    var range: NumberRange? {
+        if case .number(let range) = kind { return range }
+        return nil
+    }
 
     static func == (a: OptionSpec, b: OptionSpec) -> Bool {
         a.long == b.long && a.short == b.short && a.placeholder == b.placeholder && a.kind == b.kind

@@ -113,10 +113,6 @@ enum PlayCommand {
                 code = .fileError
                 break
             }
-            if Console.outputIsBroken {
-                reason = .outputClosed
-                break
-            }
         }
         let summary = PlaybackReport.Summary(
             reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,

@@ -1,6 +1,9 @@
 import Platform
 
 // Entry point: parse, run, exit with a documented code. Callbacks handed to C live in other files.
+// Descriptors 0-2 first, before libjack or libsndfile opens anything (a closed stdout would
+// otherwise be the next file opened, and the meters would be written into it).
+StandardStream.ensureOpen()
 StopSignals.install()
 let exitCode: ExitCode
 do {

@@ -354,23 +354,32 @@ struct CommandLineParseTests {
         BadParse(["demo", "-s", "x"], "-s does not apply to micmon demo (it starts a private server of its own)"),
         BadParse(["demo", "-p", "x"], "-p does not apply to micmon demo (the demo source feeds the inputs)"),
         // values
-        BadParse(["meter", "--duration", "0"], "--duration must be greater than 0 (got 0)"),
-        BadParse(["meter", "--duration=-2"], "--duration must be greater than 0 (got -2)"),
-        BadParse(["meter", "--duration", "ten"], "--duration needs a number of seconds, not 'ten'"),
-        BadParse(["meter", "--duration", "inf"], "--duration needs a number of seconds, not 'inf'"),
-        BadParse(["record", "x.wav", "--duration", "nan"], "--duration needs a number of seconds, not 'nan'"),
-        BadParse(["monitor", "--duration", ""], "--duration needs a number of seconds, not ''"),
-        BadParse(["demo", "--duration", "0"], "--duration must be greater than 0 (got 0)"),
-        BadParse(["latency", "--software-loop", "--duration", "0"], "--duration must be greater than 0 (got 0)"),
-        BadParse(["latency", "--duration", "-3"], "--duration must be greater than 0 (got -3)"),
+        BadParse(["meter", "--duration", "0"], "--duration must be between 0.001 and 2678400 s (got 0)"),
+        BadParse(["meter", "--duration=-2"], "--duration must be between 0.001 and 2678400 s (got -2)"),
+        BadParse(["meter", "--duration", "ten"], "--duration needs a number, not 'ten'"),
+        BadParse(["meter", "--duration", "inf"], "--duration needs a number, not 'inf'"),
+        BadParse(["record", "x.wav", "--duration", "nan"], "--duration needs a number, not 'nan'"),
+        BadParse(["monitor", "--duration", ""], "--duration needs a number, not ''"),
+        BadParse(["demo", "--duration", "0"], "--duration must be between 0.001 and 2678400 s (got 0)"),
+        BadParse(
+            ["latency", "--software-loop", "--duration", "0"], "--duration must be between 0.001 and 2678400 s (got 0)"),
+        BadParse(["latency", "--duration", "-3"], "--duration must be between 0.001 and 2678400 s (got -3)"),
+        BadParse(["meter", "--duration", "1e300"], "--duration must be between 0.001 and 2678400 s (got 1e300)"),
+        BadParse(["record", "x.wav", "--duration", "0x10"], "--duration needs a number, not '0x10'"),
+        BadParse(["latency", "--duration=2678401"], "--duration must be between 0.001 and 2678400 s (got 2678401)"),
+        BadParse(
+            ["play", "x.wav", "--loops", "1000001"], "--loops needs a whole number from -1 to 1000000, not '1000001'"),
+        BadParse(
+            ["play", "x.wav", "--loops", "9223372036854775808"],
+            "--loops needs a whole number from -1 to 1000000, not '9223372036854775808'"),
         BadParse(["meter", "-n", ""], "--name needs a non-empty client name"),
         BadParse(["latency", "--name="], "--name needs a non-empty client name"),
         BadParse(["play", "x.wav", "-n", ""], "--name needs a non-empty client name"),
         BadParse(["demo", "--name="], "--name needs a non-empty client name"),
-        BadParse(["monitor", "--gain", "25"], "--gain needs a number of dB from -60 to 24, not '25'"),
-        BadParse(["monitor", "--gain=-61"], "--gain needs a number of dB from -60 to 24, not '-61'"),
+        BadParse(["monitor", "--gain", "25"], "--gain must be between -60 and 24 dB (got 25)"),
+        BadParse(["monitor", "--gain=-61"], "--gain must be between -60 and 24 dB (got -61)"),
         BadParse(
-            ["record", "x.wav", "--monitor", "--gain", "loud"], "--gain needs a number of dB from -60 to 24, not 'loud'"
+            ["record", "x.wav", "--monitor", "--gain", "loud"], "--gain needs a number, not 'loud'"
         ),
         BadParse(["record", "x.wav", "--format", "mp3"], "unknown --format 'mp3' (wav, w64, rf64, caf, flac)"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
@@ -400,13 +409,13 @@ struct CommandLineParseTests {
         BadParse(["play", "x.wav", "--pan", "-2"], "--pan must be between -1 and 1 (got -2)"),
         BadParse(["play", "x.wav", "--rate", "3"], "--rate must be between 0.5 and 2 (got 3)"),
         BadParse(["play", "x.wav", "--rate=0.1"], "--rate must be between 0.5 and 2 (got 0.1)"),
-        BadParse(["play", "x.wav", "--loops", "-2"], "--loops needs a whole number ≥ -1, not '-2'"),
-        BadParse(["play", "x.wav", "--loops", "1.5"], "--loops needs a whole number ≥ -1, not '1.5'"),
+        BadParse(["play", "x.wav", "--loops", "-2"], "--loops needs a whole number from -1 to 1000000, not '-2'"),
+        BadParse(["play", "x.wav", "--loops", "1.5"], "--loops needs a whole number from -1 to 1000000, not '1.5'"),
         BadParse(["play", "x.wav", "--on-route-loss", "wait"], "--on-route-loss takes pause or stop, not 'wait'"),
         BadParse(
-            ["denoise", "a", "b", "--block", "0"], "--block needs a whole number of frames from 1 to 8192, not '0'"),
+            ["denoise", "a", "b", "--block", "0"], "--block needs a whole number from 1 to 8192, not '0'"),
         BadParse(
-            ["denoise", "a", "b", "--block=8193"], "--block needs a whole number of frames from 1 to 8192, not '8193'"),
+            ["denoise", "a", "b", "--block=8193"], "--block needs a whole number from 1 to 8192, not '8193'"),
         BadParse(
             ["denoise", "a", "b.flac", "--bits", "float"],
             "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
@@ -432,6 +441,50 @@ struct CommandLineParseTests {
     func badInput(_ input: BadParse) {
         #expect(parsed(input.arguments) == .failure(UsageError(input.message)))
         #expect(!input.message.contains("\n"))
+    }
+
+    // MARK: numeric ranges (issue 23: `--duration 1e300` crashed after truncating FILE)
+
+    /// Every numeric option of every command, from the tables.
+    static let numericOptions: [OptionCase] = OptionCase.withValues.filter { $0.option.range != nil }
+
+    /// The arguments that make `option` parse on its command (its positionals and companions).
+    static func arguments(_ item: OptionCase, _ value: String) -> [String] {
+        var words = [item.command.rawValue]
+        switch item.command {
+        case .record, .play: words.append("take.wav")
+        case .denoise: words += ["in.wav", "out.wav"]
+        default: break
+        }
+        if item.command == .record && item.option.long == "gain" { words.append("--monitor") }
+        return words + [item.option.longName, value]
+    }
+
+    @Test("every numeric option has a range, and --help shows it", arguments: OptionCase.withValues)
+    func everyNumberHasARange(_ item: OptionCase) {
+        if case .number = item.option.kind {
+            let range = try! #require(item.option.range)
+            #expect(range.lower < range.upper)
+            let page = HelpText.page(item.command.spec).split(whereSeparator: { $0 == " " || $0 == "\n" })
+            #expect(page.joined(separator: " ").contains("Range: " + range.text + (range.isWhole ? "," : ".")))
+        }
+    }
+
+    @Test("each numeric option: its bounds parse, just outside them is a usage error", arguments: numericOptions)
+    func bounds(_ item: OptionCase) throws {
+        let range = try #require(item.option.range)
+        let step = range.isWhole ? 1 : max(range.lower.magnitude, range.upper.magnitude) * 1e-6
+        for value in [range.lower, range.upper] {
+            let text = NumberRange.plain(value)
+            #expect(throws: Never.self, "\(item) \(text)") { try Command.parse(Self.arguments(item, text)) }
+        }
+        for value in [range.lower - step, range.upper + step, 1e300, -1e300] {
+            let text = range.isWhole ? String(format: "%.0f", value) : String(value)
+            #expect(throws: UsageError.self, "\(item) \(text)") { try Command.parse(Self.arguments(item, text)) }
+        }
+        for text in ["nan", "inf", "-inf", "", "x", "0x10"] {
+            #expect(throws: UsageError.self, "\(item) '\(text)'") { try Command.parse(Self.arguments(item, text)) }
+        }
     }
 
     @Test("the denoise help states the suppressor's delay as the DSP code has it")
@@ -469,7 +522,9 @@ struct CommandLineTests {
         BadInput(name: "unknown option", arguments: ["meter", "--bogus"], message: "unknown option '--bogus'"),
         BadInput(name: "unknown command", arguments: ["recrod", "x.wav"], message: "unknown command 'recrod'"),
         BadInput(name: "missing duration", arguments: ["meter", "--duration"], message: "--duration needs a value"),
-        BadInput(name: "zero duration", arguments: ["meter", "--duration=0"], message: "greater than 0"),
+        BadInput(
+            name: "zero duration", arguments: ["meter", "--duration=0"],
+            message: "--duration must be between 0.001 and 2678400 s"),
         BadInput(name: "record without a file", arguments: ["record"], message: "needs a FILE"),
         BadInput(
             name: "flac cannot hold float", arguments: ["record", "SCRATCH/take.flac", "--bits", "float"],

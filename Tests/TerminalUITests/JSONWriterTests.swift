@@ -103,7 +103,7 @@ let awkwardNames = [
             (.durationReached, "duration reached"), (.endOfFile, "end of file"), (.interrupted, "interrupted (SIGINT)"),
             (.terminated, "terminated (SIGTERM)"), (.serverGone, "the JACK server went away"),
             (.sampleRateChanged, "the server's sample rate changed"), (.fileFailed, "the file could not be written"),
-            (.outputClosed, "output closed"), (.routeLost, "route lost"),
+            (.routeLost, "route lost"),
             (.serverStalled, "the server stopped running process cycles"), (.readFailed("disk gone"), "disk gone"),
         ]
         for (reason, text) in all { #expect(reason.text == text) }
