@@ -24,16 +24,6 @@ public struct FileStatus: Sendable, Equatable {
 }
 
 public enum FileSystem {
-    /// Opens `path` for writing and closes it again, to try a write for real (root passes
-    /// access(2) checks that a read-only mount still refuses). `creatingExclusively`: the file
-    /// must not exist, and is created (the caller removes it). Throws the system's reason.
-    public static func probeWrite(_ path: String, creatingExclusively: Bool) throws(SystemError) {
-        let flags = creatingExclusively ? (O_WRONLY | O_CREAT | O_EXCL) : O_WRONLY
-        let descriptor = open(path, flags, 0o644)
-        if descriptor < 0 { throw .current }
-        close(descriptor)
-    }
-
     /// Removes a file. Returns false when it could not.
     @discardableResult
     public static func remove(_ path: String) -> Bool { unlink(path) == 0 }

@@ -93,21 +93,11 @@ struct PlatformTests {
         #expect(FileStatus(path: "/")?.isDirectory == true)
         #expect(FileStatus(path: "/proc/self/status")?.kind == .regular)
         #expect(FileStatus(path: "/nonexistent/micmon") == nil)
+        #expect(SystemError.current == .noSuchFile)
+        #expect(SystemError.noSuchFile.description == "No such file or directory")
         #expect(FileSystem.parentFolder(of: "take.wav") == ".")
         #expect(FileSystem.parentFolder(of: "/take.wav") == "/")
         #expect(FileSystem.parentFolder(of: "a/b/take.wav") == "a/b")
-    }
-
-    @Test("a write probe creates exclusively, refuses an existing file, and reports the system's reason")
-    func writeProbe() throws {
-        let path = Environment.temporaryFolder + "micmon-platform-probe-\(Child.currentProcessID)"
-        FileSystem.remove(path)
-        try FileSystem.probeWrite(path, creatingExclusively: true)
-        #expect(FileStatus(path: path)?.kind == .regular)
-        #expect(throws: SystemError.fileExists) { try FileSystem.probeWrite(path, creatingExclusively: true) }
-        #expect(FileSystem.remove(path))
-        #expect(throws: SystemError.noSuchFile) { try FileSystem.probeWrite(path, creatingExclusively: false) }
-        #expect(SystemError.noSuchFile.description == "No such file or directory")
     }
 
     @Test("a spawned child's exit code and killing signal are reported")
