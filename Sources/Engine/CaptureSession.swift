@@ -215,7 +215,8 @@ public final class CaptureSession {
                     path: recording.path, format: recording.format,
                     sampleRate: sampleRate, channelCount: channels)
                 if let container = recording.format.container.intermediate {
-                    // Crash-safe: the take goes to FILE.partial.w64, copied into FILE at the end.
+                    // Crash-safe: the take goes to FILE.partial.w64 as the floats JACK delivered,
+                    // converted into FILE at the end exactly as a direct write would have been.
                     let partial = TakeWriter.partialPath(for: recording.path)
                     if FileStatus(path: partial) != nil {
                         throw SoundFileError(
@@ -224,7 +225,7 @@ public final class CaptureSession {
                     }
                     partialWriter = try SoundFileWriter(
                         path: partial,
-                        format: AudioFileFormat(container: container, encoding: recording.format.encoding),
+                        format: AudioFileFormat(container: container, encoding: .float),
                         sampleRate: sampleRate, channelCount: channels)
                 }
             } catch {

@@ -90,18 +90,6 @@ public final class SoundFileWriter {
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
-    /// Appends whole interleaved frames of left-aligned 32-bit integers (as `SoundFileReader`
-    /// reads them): a PCM file copied this way keeps every sample's bits. Writer thread.
-    public func write(interleaved samples: UnsafeBufferPointer<Int32>) throws(SoundFileError) {
-        guard let file, let base = samples.baseAddress, samples.count > 0 else { return }
-        let frames = Int64(samples.count / channelCount)
-        let written = sf_writef_int(file, base, frames)
-        if written > 0 { framesWritten += written }
-        if written != frames {
-            throw SoundFileError.fromLibrary(.write, path: path, file: file)
-        }
-    }
-
     /// Makes `sync()` flush `descriptor`, the one the file was opened on (`sf_open_fd`). The
     /// caller keeps owning it. Writer thread, or before the writer starts.
     public func syncThrough(descriptor: Int32) {
