@@ -211,21 +211,23 @@ public final class CaptureSession {
             case .all: channels = channelCount + 1
             }
             do throws(SoundFileError) {
+                // Crash-safe: a take in a container that cannot survive a kill goes to
+                // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
+                // exactly as a direct write would have been. One left by an earlier take may
+                // hold that take: refused before FILE is touched.
+                let intermediate = recording.format.container.intermediate
+                let partial = TakeWriter.partialPath(for: recording.path)
+                if intermediate != nil, FileStatus(path: partial) != nil {
+                    throw SoundFileError(
+                        .open, path: partial,
+                        message: "a crash-safe intermediate is already there (it may hold an earlier take)")
+                }
                 fileWriter = try SoundFileWriter(
                     path: recording.path, format: recording.format,
                     sampleRate: sampleRate, channelCount: channels)
-                if let container = recording.format.container.intermediate {
-                    // Crash-safe: the take goes to FILE.partial.w64 as the floats JACK delivered,
-                    // converted into FILE at the end exactly as a direct write would have been.
-                    let partial = TakeWriter.partialPath(for: recording.path)
-                    if FileStatus(path: partial) != nil {
-                        throw SoundFileError(
-                            .open, path: partial,
-                            message: "a crash-safe intermediate is already there (it may hold an earlier take)")
-                    }
+                if let intermediate {
                     partialWriter = try SoundFileWriter(
-                        path: partial,
-                        format: AudioFileFormat(container: container, encoding: .float),
+                        path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
                         sampleRate: sampleRate, channelCount: channels)
                 }
             } catch {

@@ -19,8 +19,9 @@ import Synchronization
 /// A container that cannot survive a kill (FLAC, `ContainerFormat.survivesKill`) is recorded
 /// through a crash-safe intermediate: `file` is then `FILE.partial.w64` (`partialPath(for:)`),
 /// 32-bit float (the samples as JACK delivered them), and at the end this thread copies it,
-/// sample for sample, into `final` (FILE, in the asked container and encoding) and removes it. After a kill, a full disk or an I/O
-/// error the intermediate is what survives: it stays, opens and holds the take.
+/// sample for sample, into `final` (FILE, in the asked container and encoding) and removes it.
+/// After a kill, a full disk or an I/O error the intermediate is what survives: it stays, opens
+/// and holds the take.
 ///
 /// Twice a second, not more often: each wake runs the kernel's write path, libsndfile and the
 /// header update on cold caches, so fewer wakes cost less CPU for the same bytes. The 4 s ring
@@ -139,8 +140,8 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Copies the closed intermediate (32-bit float, the samples as JACK delivered them) into
     /// `final` as floats, so FILE holds what writing it directly would have (libsndfile's own
-    /// conversion to the asked encoding), closes `final` and removes the intermediate. On any failure the
-    /// intermediate stays, and the summary names it. Writer thread, at the end.
+    /// conversion to the asked encoding), closes `final` and removes the intermediate. On any
+    /// failure the intermediate stays, and the summary names it. Writer thread, at the end.
     private func convert(into final: SoundFileWriter) {
         do throws(SoundFileError) {
             let reader = try SoundFileReader(path: file.path)

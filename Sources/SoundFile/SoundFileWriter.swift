@@ -112,6 +112,9 @@ public final class SoundFileWriter {
             if syncDescriptor < 0 { return }
         }
         if fdatasync(syncDescriptor) != 0 {
+            // A file that cannot be synchronized at all (EINVAL, ENOTSUP: no such file system
+            // support) still takes its data: only the flush is lost, not the take.
+            if errno == EINVAL || errno == ENOTSUP { return }
             let text = String(cString: strerror(errno))
             throw SoundFileError(.write, path: path, message: "fdatasync: " + text)
         }

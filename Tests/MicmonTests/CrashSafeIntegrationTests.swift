@@ -30,4 +30,22 @@ extension JackIntegrationTests.FaultIntegrationTests {
         #expect(outcome.isExact, "first mismatch at frame \(outcome.firstMismatch ?? -1)")
         #expect(reader.frameCount == Int64(outcome.frameCount), "the header says \(reader.frameCount) frames")
     }
+
+    @Test("an intermediate left by an earlier take is never recorded over, --force or not; FILE is not touched")
+    func leftIntermediateIsRefused() throws {
+        let server = try SharedTestServer.require()
+        let folder = TestEnvironment.scratchFolder("partial-left")
+        let path = folder + "/take.flac"
+        let partial = path + ".partial.w64"
+        let earlier = Data("the only copy of an earlier take".utf8)
+        try earlier.write(to: URL(fileURLWithPath: partial))
+        for extra in [[], ["--force"]] {
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "partial-left") + ["--duration", "1"] + extra, timeout: 30)
+            #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains(partial), "stderr: \(result.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: partial)) == earlier)
+            #expect(!FileManager.default.fileExists(atPath: path), "FILE was created")
+        }
+    }
 }
