@@ -44,12 +44,15 @@ public struct MeterReading: Sendable, BitwiseCopyable, Equatable {
     public var sumOfSquares: Double
     /// Samples metered since start.
     public var frameCount: UInt64
+    /// NaN and ±∞ samples since start (also in `clipCount`; metered as silence).
+    public var nonFiniteCount: UInt64
 
     @inlinable
     public init(
         peak: Double = 0, hold: Double = 0, meanSquare: Double = 0, maxPeak: Double = 0,
-        clipCount: UInt64 = 0, sumOfSquares: Double = 0, frameCount: UInt64 = 0
+        clipCount: UInt64 = 0, sumOfSquares: Double = 0, frameCount: UInt64 = 0, nonFiniteCount: UInt64 = 0
     ) {
+        self.nonFiniteCount = nonFiniteCount
         self.peak = peak
         self.hold = hold
         self.meanSquare = meanSquare

@@ -93,6 +93,9 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     public var maxPeak: Double = 0
     /// Samples with |x| ≥ 1.0 since start. NaN and ±∞ count here too (and meter as 0).
     public var clipCount: UInt64 = 0
+    /// Samples that were NaN or ±∞ since start, counted apart from the clips (they are in
+    /// `clipCount` too, and meter as silence, so a level never hides them).
+    public var nonFiniteCount: UInt64 = 0
     /// Σx² since start (for the session's mean RMS: sumOfSquares / frameCount).
     public var sumOfSquares: Double = 0
     /// Samples metered since start.
@@ -116,6 +119,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         var meanSquare = self.meanSquare
         var maxPeak = self.maxPeak
         var clips = self.clipCount
+        var nonFinite = self.nonFiniteCount
         var sum = self.sumOfSquares
         var i = 0
         while i < count {
@@ -123,10 +127,11 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
             var a = x.magnitude
             if !(a < 1) {  // |x| ≥ 1, or NaN
                 clips &+= 1
-                if !(a <= .greatestFiniteMagnitude) {
+                if !(a <= .greatestFiniteMagnitude) {  // NaN, ±∞: counted apart, metered as silence
+                    nonFinite &+= 1
                     x = 0
                     a = 0
-                }  // NaN, ±∞: meter silence
+                }
             }
             let square = x * x
             sum += square
@@ -156,6 +161,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         self.meanSquare = meanSquare
         self.maxPeak = maxPeak
         self.clipCount = clips
+        self.nonFiniteCount = nonFinite
         self.sumOfSquares = sum
         self.frameCount &+= UInt64(truncatingIfNeeded: count)
     }
@@ -208,6 +214,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         var meanSquare = Lanes(l.meanSquare, r.meanSquare)
         var maxPeak = Lanes(l.maxPeak, r.maxPeak)
         var clips = SIMD2<UInt64>(l.clipCount, r.clipCount)
+        var nonFinite = SIMD2<UInt64>(l.nonFiniteCount, r.nonFiniteCount)
         var sum = Lanes(l.sumOfSquares, r.sumOfSquares)
 
         var start = 0
@@ -245,9 +252,11 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
                     // exactly, so the per-channel path's signed x is not needed.
                     // SAFETY: i < n samples of the run.
                     var a = Lanes(Double(runLeft[i].magnitude), Double(runRight[i].magnitude))
-                    // |x| ≥ 1, or NaN: a clip. NaN and ±∞ then meter as silence.
+                    // |x| ≥ 1, or NaN: a clip. NaN and ±∞ are also counted apart, then meter as silence.
                     clips &+= noClip.replacing(with: clipStep, where: .!(a .< one))
-                    a.replace(with: zero, where: .!(a .<= greatest))
+                    let isNonFinite = .!(a .<= greatest)
+                    nonFinite &+= noClip.replacing(with: clipStep, where: isNonFinite)
+                    a.replace(with: zero, where: isNonFinite)
                     let square = a * a
                     sum += square
                     meanSquare = meanSquare * retain + square * gain
@@ -277,11 +286,11 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         // SAFETY: the caller passes two initialized meters.
         meters[0].store(
             peak: peak[0], hold: hold[0], holdLeft: holdLeft[0], meanSquare: meanSquare[0],
-            maxPeak: maxPeak[0], clips: clips[0], sum: sum[0], frames: frames)
+            maxPeak: maxPeak[0], clips: clips[0], nonFinite: nonFinite[0], sum: sum[0], frames: frames)
         // SAFETY: as above.
         meters[1].store(
             peak: peak[1], hold: hold[1], holdLeft: holdLeft[1], meanSquare: meanSquare[1],
-            maxPeak: maxPeak[1], clips: clips[1], sum: sum[1], frames: frames)
+            maxPeak: maxPeak[1], clips: clips[1], nonFinite: nonFinite[1], sum: sum[1], frames: frames)
     }
 
     /// Each channel's largest |x| over `count` samples, and whether every sample of both is
@@ -338,7 +347,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     @inline(__always)
     mutating func store(
         peak: Double, hold: Double, holdLeft: Double, meanSquare: Double, maxPeak: Double,
-        clips: UInt64, sum: Double, frames: UInt64
+        clips: UInt64, nonFinite: UInt64, sum: Double, frames: UInt64
     ) {
         self.peak = peak
         self.hold = hold
@@ -346,6 +355,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
         self.meanSquare = meanSquare
         self.maxPeak = maxPeak
         self.clipCount = clips
+        self.nonFiniteCount = nonFinite
         self.sumOfSquares = sum
         self.frameCount &+= frames
     }
@@ -356,6 +366,7 @@ public struct ChannelMeter: Sendable, BitwiseCopyable, Equatable {
     public var reading: MeterReading {
         MeterReading(
             peak: peak, hold: hold, meanSquare: meanSquare, maxPeak: maxPeak,
-            clipCount: clipCount, sumOfSquares: sumOfSquares, frameCount: frameCount)
+            clipCount: clipCount, sumOfSquares: sumOfSquares, frameCount: frameCount,
+            nonFiniteCount: nonFiniteCount)
     }
 }

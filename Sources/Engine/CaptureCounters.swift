@@ -20,6 +20,8 @@ public struct CaptureCounters: ~Copyable {
     /// delivered, and nothing is written in their place.
     public let serverGaps = Atomic<UInt64>(0)
     public let framesSkippedByServer = Atomic<UInt64>(0)
+    /// NaN and ±∞ samples monitoring sent to its outputs as 0 (`CaptureKernel.monitorPass`).
+    public let monitorNonFiniteReplaced = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.
     public let isComplete = Atomic<Bool>(false)
 

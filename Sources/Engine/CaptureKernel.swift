@@ -133,7 +133,8 @@ struct CaptureKernel {
     }
 
     /// Copies input c × gain to output c (c < the route's count) and meters the outputs, every
-    /// cycle, whether or not a take is running: what you hear is this cycle's input, with no
+    /// cycle, whether or not a take is running (a non-finite sample goes out as 0, counted in
+    /// `CaptureCounters.monitorNonFiniteReplaced`): what you hear is this cycle's input, with no
     /// added period. Realtime thread, after the glue fetched the output buffers. `mutating` only
     /// so that the call takes the kernel by reference: a non-mutating call through the glue's
     /// pointer copies the whole kernel first.
@@ -142,6 +143,7 @@ struct CaptureKernel {
         guard let monitor else { return }
         let gain = monitor.gain
         let readings = monitor.meterMailbox.writeBuffer()
+        var replaced: UInt64 = 0
         var channel = 0
         while channel < monitor.count {
             // SAFETY: the route holds `count` outputs and meters, count ≤ channelCount inputs;
@@ -150,16 +152,41 @@ struct CaptureKernel {
             let source = suppressor == nil ? inputs[channel] : inputs[channelCount]
             let destination = monitor.outputs[channel]
             let isSilent = suppressor != nil && cleanFrameCount != frameCount
-            var i = 0
-            while i < frameCount {
-                destination[i] = isSilent ? 0 : source[i] * gain
-                i += 1
+            if isSilent {
+                var i = 0
+                while i < frameCount {
+                    destination[i] = 0
+                    i += 1
+                }
+            } else {
+                replaced &+= Self.copyFinite(source, gain: gain, into: destination, count: frameCount)
             }
             monitor.meters[channel].process(destination, count: frameCount, coefficients: meterCoefficients)
             readings[channel] = monitor.meters[channel]
             channel += 1
         }
         monitor.meterMailbox.publish()
+        if replaced > 0 { counters.pointee.monitorNonFiniteReplaced.add(replaced, ordering: .relaxed) }
+    }
+
+    /// Writes source × gain to `destination`, each product that is not finite (a NaN or ±∞
+    /// input, or an overflow) as 0: nothing non-finite ever reaches JACK. Returns how many were
+    /// replaced. Static, so the call does not copy the kernel. Realtime thread.
+    @_noLocks @_noAllocation
+    static func copyFinite(
+        _ source: UnsafePointer<Float>, gain: Float, into destination: UnsafeMutablePointer<Float>, count: Int
+    ) -> UInt64 {
+        var replaced: UInt64 = 0
+        var i = 0
+        while i < count {
+            // SAFETY: the caller passes buffers of `count` samples.
+            let x = source[i] * gain
+            let isFinite = x.isFinite
+            destination[i] = isFinite ? x : 0
+            replaced &+= isFinite ? 0 : 1
+            i &+= 1
+        }
+        return replaced
     }
 
     /// Notes a gap in the server's timeline: the frame counter moved on by more than the last

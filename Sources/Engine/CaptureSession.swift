@@ -104,6 +104,11 @@ public struct CaptureSummary: Sendable {
     public let sampleRateChanged: Bool
     /// Lateness and execution time of the process callback over the session.
     public let callbackTiming: CallbackTimingSummary
+    /// NaN and ±∞ samples monitoring sent to JACK as 0.
+    public var monitorNonFiniteReplaced: UInt64 = 0
+    /// The crash-safe intermediate (`TakeWriter.partialPath(for:)`) when the take went through
+    /// one and it is still on disk (its conversion failed): it holds the take.
+    public var partialPath: String?
 }
 
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
@@ -201,6 +206,7 @@ public final class CaptureSession {
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         var fileWriter: SoundFileWriter?
+        var partialWriter: SoundFileWriter?
         if let recording = configuration.recording {
             let channels: Int
             switch suppressor == nil ? .raw : configuration.recordedChannels {
@@ -208,10 +214,26 @@ public final class CaptureSession {
             case .clean: channels = 1
             case .all: channels = channelCount + 1
             }
-            do {
+            do throws(SoundFileError) {
+                // Crash-safe: a take in a container that cannot survive a kill goes to
+                // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
+                // exactly as a direct write would have been. One left by an earlier take may
+                // hold that take: refused before FILE is touched.
+                let intermediate = recording.format.container.intermediate
+                let partial = TakeWriter.partialPath(for: recording.path)
+                if intermediate != nil, FileStatus(path: partial) != nil {
+                    throw SoundFileError(
+                        .open, path: partial,
+                        message: "a crash-safe intermediate is already there (it may hold an earlier take)")
+                }
                 fileWriter = try SoundFileWriter(
                     path: recording.path, format: recording.format,
                     sampleRate: sampleRate, channelCount: channels, replacesExisting: recording.replacesExisting)
+                if let intermediate {
+                    partialWriter = try SoundFileWriter(
+                        path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
+                        sampleRate: sampleRate, channelCount: channels)
+                }
             } catch {
                 throw .file(error)
             }
@@ -221,7 +243,8 @@ public final class CaptureSession {
         if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
-                file: fileWriter, samples: samples.consumer, drops: drops.consumer,
+                file: partialWriter ?? fileWriter, final: partialWriter == nil ? nil : fileWriter,
+                samples: samples.consumer, drops: drops.consumer,
                 counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
         } else {
             writer = nil
@@ -309,7 +332,7 @@ public final class CaptureSession {
         core.stop()
         let written = writer?.finish()
         drainTimings()
-        let final = CaptureSummary(
+        var final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, serverGapCount: counters.pointee.serverGaps.load(ordering: .relaxed),
@@ -318,6 +341,8 @@ public final class CaptureSession {
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())
+        final.monitorNonFiniteReplaced = counters.pointee.monitorNonFiniteReplaced.load(ordering: .relaxed)
+        final.partialPath = written?.keptPartial
         summary = final
         return final
     }

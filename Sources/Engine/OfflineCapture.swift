@@ -119,6 +119,10 @@ public final class OfflineCapture {
     public var framesTaken: UInt64 { parts.counters.pointee.framesTaken.load(ordering: .acquiring) }
     public var framesDropped: UInt64 { parts.counters.pointee.framesDropped.load(ordering: .relaxed) }
     public var isComplete: Bool { parts.counters.pointee.isComplete.load(ordering: .acquiring) }
+    /// NaN and ±∞ samples monitoring sent out as 0.
+    public var monitorNonFiniteReplaced: UInt64 {
+        parts.counters.pointee.monitorNonFiniteReplaced.load(ordering: .relaxed)
+    }
     /// The drop events the kernel logged so far (a drop is logged once a later period fits).
     public func drops() -> [DropEvent] {
         guard let ring = parts.dropRing else { return [] }

@@ -20,6 +20,9 @@ public struct PlaybackCounters: ~Copyable {
     /// Set by the main thread to hold playback (route loss): the callback plays silence and
     /// keeps its place.
     public let isPaused = Atomic<Bool>(false)
+    /// NaN and ±∞ samples (after the gains) sent to the outputs as 0: nothing non-finite ever
+    /// reaches JACK.
+    public let nonFiniteReplaced = Atomic<UInt64>(0)
     /// Set by the main thread once the outputs are connected: playback starts on the cycle after
     /// the one that first sees it, so no frame is played into a port not yet connected.
     public let isArmed = Atomic<Bool>(false)
@@ -43,6 +46,8 @@ struct PlaybackKernel {
     let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
     let counters: UnsafeMutablePointer<PlaybackCounters>
     var framesPlayed: UInt64 = 0
+    /// Non-finite samples replaced by 0 so far (see `PlaybackCounters.nonFiniteReplaced`).
+    var nonFiniteReplaced: UInt64 = 0
     /// Whether playback has begun (see `PlaybackCounters.isArmed`). Realtime thread only.
     var isPlaying = false
 
@@ -62,9 +67,14 @@ struct PlaybackKernel {
             let available = frames.availableToRead() / 2
             let count = available < frameCount ? available : frameCount
             if count > 0, let slices = frames.readableSlices(count: count * 2) {
-                written = deinterleave(slices.first, into: left, right, at: 0)
-                written += deinterleave(slices.second, into: left, right, at: written)
+                var replaced: UInt64 = 0
+                written = deinterleave(slices.first, into: left, right, at: 0, replaced: &replaced)
+                written += deinterleave(slices.second, into: left, right, at: written, replaced: &replaced)
                 frames.commitRead(count: count * 2)
+                if replaced > 0 {
+                    nonFiniteReplaced &+= replaced
+                    counters.pointee.nonFiniteReplaced.store(nonFiniteReplaced, ordering: .relaxed)
+                }
             }
             framesPlayed &+= UInt64(written)
             counters.pointee.framesPlayed.store(framesPlayed, ordering: .relaxed)
@@ -92,23 +102,31 @@ struct PlaybackKernel {
     }
 
     /// Copies interleaved stereo frames to the two outputs from frame `start`, applying the
-    /// gains. Returns the frames copied. Realtime thread.
+    /// gains; a product that is not finite (NaN, ±∞, an overflow) goes out as 0 and is counted
+    /// in `replaced`. Returns the frames copied. Realtime thread.
     @_noLocks @_noAllocation
     private func deinterleave(
         _ source: UnsafeBufferPointer<Float>, into left: UnsafeMutablePointer<Float>,
-        _ right: UnsafeMutablePointer<Float>, at start: Int
+        _ right: UnsafeMutablePointer<Float>, at start: Int, replaced: inout UInt64
     ) -> Int {
         let count = source.count / 2
         guard count > 0, let base = source.baseAddress else { return 0 }
         let gainLeft = gains.left
         let gainRight = gains.right
+        var bad: UInt64 = 0
         var frame = 0
         while frame < count {
             // SAFETY: frame < count = source.count / 2, and start + count ≤ this cycle's frames.
-            left[start + frame] = base[2 * frame] * gainLeft
-            right[start + frame] = base[2 * frame + 1] * gainRight
+            let l = base[2 * frame] * gainLeft
+            let r = base[2 * frame + 1] * gainRight
+            let isLeftFinite = l.isFinite
+            let isRightFinite = r.isFinite
+            left[start + frame] = isLeftFinite ? l : 0
+            right[start + frame] = isRightFinite ? r : 0
+            bad &+= (isLeftFinite ? 0 : 1) &+ (isRightFinite ? 0 : 1)
             frame += 1
         }
+        replaced &+= bad
         return count
     }
 }

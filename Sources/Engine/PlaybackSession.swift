@@ -164,6 +164,8 @@ public final class PlaybackSession {
 
     public var framesPlayed: UInt64 { counters.pointee.framesPlayed.load(ordering: .relaxed) }
     public var framesStarved: UInt64 { counters.pointee.framesStarved.load(ordering: .relaxed) }
+    /// NaN and ±∞ samples sent to the outputs as 0.
+    public var nonFiniteReplaced: UInt64 { counters.pointee.nonFiniteReplaced.load(ordering: .relaxed) }
     /// Total frames once the reader has queued the last one; nil before (and when looping forever).
     public var framesTotal: UInt64? {
         let total = counters.pointee.framesTotal.load(ordering: .acquiring)

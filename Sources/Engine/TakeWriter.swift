@@ -12,14 +12,27 @@ import Synchronization
 /// as silence at their place in the timeline.
 ///
 /// The file's header is rewritten after a wake that wrote frames, at most every `headerInterval`
-/// (and at the end), not after every write. With the defaults that is once per wake, twice a
-/// second: a `kill -9` leaves a file that opens and holds everything but about the last 0.5 s.
+/// (and at the end), not after every write, and flushed to the device with it (`fdatasync`,
+/// `SoundFileWriter.sync()`). With the defaults that is once per wake, twice a second: a
+/// `kill -9` or a power cut leaves a file that opens and holds everything but about the last 0.5 s.
+///
+/// A container that cannot survive a kill (FLAC, `ContainerFormat.survivesKill`) is recorded
+/// through a crash-safe intermediate: `file` is then `FILE.partial.w64` (`partialPath(for:)`),
+/// 32-bit float (the samples as JACK delivered them), and at the end this thread copies it,
+/// sample for sample, into `final` (FILE, in the asked container and encoding) and removes it.
+/// After a kill, a full disk or an I/O error the intermediate is what survives: it stays, opens
+/// and holds the take.
 ///
 /// Twice a second, not more often: each wake runs the kernel's write path, libsndfile and the
 /// header update on cold caches, so fewer wakes cost less CPU for the same bytes. The 4 s ring
 /// leaves 3.5 s for a stalled disk.
 final class TakeWriter: @unchecked Sendable {
+    /// The name of the crash-safe intermediate of a take at `path`: `path` + `.partial.w64`.
+    static func partialPath(for path: String) -> String { path + ".partial.w64" }
+
     private let file: SoundFileWriter
+    /// The asked container, when `file` is the crash-safe intermediate; nil otherwise.
+    private let final: SoundFileWriter?
     private let samples: SPSCRing<Float>.Consumer
     private let drops: SPSCRing<DropEvent>.Consumer
     private let counters: UnsafeMutablePointer<CaptureCounters>
@@ -46,17 +59,21 @@ final class TakeWriter: @unchecked Sendable {
     private var pendingDrops: [DropEvent] = []
     private var dropHistory: [DropEvent] = []
     private var failure: SoundFileError?
+    /// The intermediate's path when it stays on disk at the end (its copy into `final` failed).
+    private var keptPartial: String?
     /// Frames covered by the file's header, and when it was last written (writer thread).
     private var headerPosition: UInt64 = 0
     private var lastHeaderUpdate = MonotonicClock.nanoseconds()
 
     init(
-        file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
+        file: SoundFileWriter, final: SoundFileWriter? = nil, samples: SPSCRing<Float>.Consumer,
+        drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
         headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0
     ) {
         self.stallSeconds = stallSeconds
         self.file = file
+        self.final = final
         self.samples = samples
         self.drops = drops
         self.counters = counters
@@ -77,17 +94,19 @@ final class TakeWriter: @unchecked Sendable {
             failure = SoundFileError(.write, path: file.path, message: "could not start the writer thread")
             hasFailed.store(true, ordering: .releasing)
             try? file.close()
+            try? final?.close()
+            if final != nil { keptPartial = file.path }
         }
     }
 
     /// Asks the thread to drain everything the realtime side took, close the file and end; waits
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
-    func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64) {
+    func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
         thread?.join()
         thread = nil
-        return (dropHistory, failure, position)
+        return (dropHistory, failure, position, keptPartial)
     }
 
     private func run() {
@@ -116,6 +135,38 @@ final class TakeWriter: @unchecked Sendable {
         } else {
             try? file.close()
         }
+        if let final { convert(into: final) }
+    }
+
+    /// Copies the closed intermediate (32-bit float, the samples as JACK delivered them) into
+    /// `final` as floats, so FILE holds what writing it directly would have (libsndfile's own
+    /// conversion to the asked encoding), closes `final` and removes the intermediate. On any
+    /// failure the intermediate stays, and the summary names it. Writer thread, at the end.
+    private func convert(into final: SoundFileWriter) {
+        do throws(SoundFileError) {
+            let reader = try SoundFileReader(path: file.path)
+            let chunk = UnsafeMutableBufferPointer<Float>.allocate(capacity: 16384 * channelCount)
+            defer { chunk.deallocate() }
+            while true {
+                let frames = reader.read(into: chunk)
+                if frames <= 0 { break }
+                try final.write(interleaved: UnsafeBufferPointer(rebasing: chunk[0 ..< frames * channelCount]))
+            }
+            reader.close()
+            try final.close()
+            if final.framesWritten != Int64(position) {
+                throw SoundFileError(
+                    .write, path: final.path,
+                    message: "the copy holds \(final.framesWritten) of the take's \(position) frames")
+            }
+        } catch {
+            try? final.close()
+            if failure == nil { failure = error }
+            hasFailed.store(true, ordering: .releasing)
+            keptPartial = file.path
+            return
+        }
+        if failure != nil || !FileSystem.remove(file.path) { keptPartial = file.path }
     }
 
     /// Rewrites the header when frames came since the last time and `headerInterval` has
@@ -124,7 +175,10 @@ final class TakeWriter: @unchecked Sendable {
         guard failure == nil, position > headerPosition else { return }
         let now = MonotonicClock.nanoseconds()
         guard now &- lastHeaderUpdate >= headerIntervalNanoseconds else { return }
-        file.updateHeader()
+        do { try file.sync() } catch {
+            failure = error
+            hasFailed.store(true, ordering: .releasing)
+        }
         headerPosition = position
         lastHeaderUpdate = now
     }

@@ -16,6 +16,17 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
 
     /// The usual file name extension.
     public var fileExtension: String { rawValue }
+
+    /// Whether a take in this container survives `kill -9`, a full disk or an I/O error readable,
+    /// up to its last header update. WAV, W64, RF64 and CAF do (libsndfile rewrites their
+    /// length fields on `SFC_UPDATE_HEADER_NOW`). FLAC does not: libsndfile writes its
+    /// STREAMINFO only at close, and a stream cut mid-frame loses sync, so micmon records a FLAC
+    /// take through a crash-safe intermediate (`intermediate`) and converts it at the end.
+    public var survivesKill: Bool { self != .flac }
+
+    /// The container a take in this one is recorded through when it does not survive a kill: W64
+    /// (no 4 GB limit, length rewritten with the header). Nil when it does survive.
+    public var intermediate: ContainerFormat? { survivesKill ? nil : .w64 }
 }
 
 /// Sample encodings micmon writes (`--bits`).

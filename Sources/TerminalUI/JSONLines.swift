@@ -3,7 +3,7 @@
 public enum JSONLines {
     /// A meter snapshot, e.g.
     ///
-    ///     {"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":true,"file":"take.wav"}
+    ///     {"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"non_finite":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":true,"file":"take.wav"}
     ///
     /// `time` has 3 decimals, levels 1; `file` is null when there is none; `noise_reduction_db`
     /// comes last, with --denoise only.
@@ -15,6 +15,7 @@ public enum JSONLines {
             channel.decibels("rms_dbfs", c.rmsDBFS, decimals: 1)
             channel.decibels("hold_dbfs", c.holdDBFS, decimals: 1)
             channel.integer("clips", c.clipCount)
+            channel.integer("non_finite", c.nonFiniteCount)
             channel.bool("connected", c.isConnected)
             return channel
         }

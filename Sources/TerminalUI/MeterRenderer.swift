@@ -10,7 +10,9 @@
 ///
 /// The bar spans −60…0 dBFS: `█` up to the RMS, `▒` on to the peak, `|` at the hold, `·` beyond.
 /// With colour the cells are green below −18 dBFS, yellow to −6 dBFS, red above (by each
-/// cell's centre), the hold marker bold, CLIP bold red.
+/// cell's centre), the hold marker bold, CLIP bold red. A channel that carried NaN or ±∞
+/// samples shows `NAN n` (bold magenta) where CLIP goes: its levels read those samples as
+/// silence, so the count is the only sign of them.
 public enum MeterRenderer {
     /// Bottom of the bar scale, dBFS.
     public static let scaleFloor: Double = -60
@@ -49,7 +51,7 @@ public enum MeterRenderer {
 
     /// Everything on one line without escapes, for a stdout that is not a terminal:
     ///
-    ///     00:12.3 | in_1 peak -3.2 rms -12.1 dBFS | in_2 peak -6.0 rms -15.3 dBFS clips 3 | xruns 0 | dropped 0 | rec take.wav 576000 frames
+    ///     00:12.3 | in_1 peak -3.2 rms -12.1 dBFS | in_2 peak -6.0 rms -15.3 dBFS clips 3 non-finite 1 | xruns 0 | dropped 0 | rec take.wav 576000 frames
     public static func plainLine(channels: [ChannelDisplay], status: MeterStatus) -> String {
         var parts = [TextFormat.clock(status.elapsedSeconds)]
         for channel in channels {
@@ -62,6 +64,7 @@ public enum MeterRenderer {
                 part += " disconnected"
             }
             if channel.clipCount > 0 { part += " clips \(channel.clipCount)" }
+            if channel.nonFiniteCount > 0 { part += " non-finite \(channel.nonFiniteCount)" }
             parts.append(part)
         }
         if let reduction = status.noiseReductionDB {
@@ -113,7 +116,10 @@ public enum MeterRenderer {
         } else {
             line.add(" " + TextFormat.pad("--", 6) + " " + TextFormat.pad("--", 6) + " dB")
         }
-        if channel.clipCount > 0 {
+        if channel.nonFiniteCount > 0 {
+            line.add(" ")
+            line.add("NAN " + (channel.nonFiniteCount > 99_999 ? "99999+" : String(channel.nonFiniteCount)), "1;35")
+        } else if channel.clipCount > 0 {
             line.add(" ")
             line.add("CLIP " + (channel.clipCount > 99_999 ? "99999+" : String(channel.clipCount)), "1;31")
         }

@@ -7,12 +7,15 @@ public struct ChannelDisplay: Sendable, Equatable {
     public var holdDBFS: Double
     public var rmsDBFS: Double
     public var clipCount: UInt64
+    /// NaN and ±∞ samples so far (counted in `clipCount` too; the levels read them as silence).
+    public var nonFiniteCount: UInt64
     public var isConnected: Bool
 
     public init(
         name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,
-        clipCount: UInt64 = 0, isConnected: Bool = true
+        clipCount: UInt64 = 0, nonFiniteCount: UInt64 = 0, isConnected: Bool = true
     ) {
+        self.nonFiniteCount = nonFiniteCount
         self.name = name
         self.peakDBFS = peakDBFS
         self.holdDBFS = holdDBFS
@@ -25,7 +28,8 @@ public struct ChannelDisplay: Sendable, Equatable {
     public init(name: String, reading: MeterReading, isConnected: Bool = true) {
         self.init(
             name: name, peakDBFS: reading.peakDBFS, holdDBFS: reading.holdDBFS,
-            rmsDBFS: reading.rmsDBFS, clipCount: reading.clipCount, isConnected: isConnected)
+            rmsDBFS: reading.rmsDBFS, clipCount: reading.clipCount, nonFiniteCount: reading.nonFiniteCount,
+            isConnected: isConnected)
     }
 }
 
@@ -62,19 +66,25 @@ public struct SessionSummary: Sendable, Equatable {
         public var maxPeakDBFS: Double
         public var meanRMSDBFS: Double
         public var clipCount: UInt64
+        /// NaN and ±∞ samples (also in `clipCount`; the levels read them as silence).
+        public var nonFiniteCount: UInt64
 
-        public init(name: String, maxPeakDBFS: Double, meanRMSDBFS: Double, clipCount: UInt64) {
+        public init(
+            name: String, maxPeakDBFS: Double, meanRMSDBFS: Double, clipCount: UInt64, nonFiniteCount: UInt64 = 0
+        ) {
+            self.nonFiniteCount = nonFiniteCount
             self.name = name
             self.maxPeakDBFS = maxPeakDBFS
             self.meanRMSDBFS = meanRMSDBFS
             self.clipCount = clipCount
         }
 
-        /// From the last meter reading of the session (max peak, Σx²/frames, clips).
+        /// From the last meter reading of the session (max peak, Σx²/frames, clips, non-finite).
         public init(name: String, reading: MeterReading) {
             self.init(
                 name: name, maxPeakDBFS: reading.maxPeakDBFS,
-                meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount)
+                meanRMSDBFS: reading.meanRMSDBFS, clipCount: reading.clipCount,
+                nonFiniteCount: reading.nonFiniteCount)
         }
     }
 
@@ -119,6 +129,11 @@ public struct SessionSummary: Sendable, Equatable {
     public var serverGaps: [Drop] = []
     public var drops: [Drop]
     public var filePath: String?
+    /// The crash-safe intermediate (`FILE.partial.w64`) when the take went through one and it
+    /// is still there (the conversion to FILE's container failed): it holds the take.
+    public var partialPath: String?
+    /// NaN and ±∞ samples monitoring sent to JACK as 0 (never as themselves).
+    public var nonFiniteReplaced: UInt64 = 0
     /// Why the session ended.
     public var exitReason: StopReason
     /// Callback timing, when it was measured.

@@ -24,8 +24,14 @@ public enum PlaybackReport {
         public var sampleRate: Int
         public var framesStarved: UInt64
         public var xruns: UInt64
+        /// NaN and ±∞ samples of the file sent to JACK as 0 (never as themselves).
+        public var nonFiniteReplaced: UInt64
 
-        public init(reason: StopReason, framesPlayed: UInt64, sampleRate: Int, framesStarved: UInt64, xruns: UInt64) {
+        public init(
+            reason: StopReason, framesPlayed: UInt64, sampleRate: Int, framesStarved: UInt64, xruns: UInt64,
+            nonFiniteReplaced: UInt64 = 0
+        ) {
+            self.nonFiniteReplaced = nonFiniteReplaced
             self.reason = reason
             self.framesPlayed = framesPlayed
             self.sampleRate = sampleRate
@@ -42,6 +48,7 @@ public enum PlaybackReport {
             + "  played:    \(s.framesPlayed) frames (\(TextFormat.fixed(s.seconds, decimals: 3)) s) at \(s.sampleRate) Hz\n"
             + "  starved:   \(s.framesStarved) frames\n"
             + "  xruns:     \(s.xruns)"
+            + (s.nonFiniteReplaced > 0 ? "\n  non-finite: \(s.nonFiniteReplaced) samples (NaN or ±∞) sent as 0" : "")
     }
 
     /// One line: `{"type":"summary","schema":1,"reason":"end of file","frames_played":…}`.
@@ -53,6 +60,7 @@ public enum PlaybackReport {
         object.integer("sample_rate", s.sampleRate)
         object.integer("frames_starved", s.framesStarved)
         object.integer("xruns", s.xruns)
+        object.integer("non_finite_replaced", s.nonFiniteReplaced)
         return object.text
     }
 }

@@ -9,9 +9,12 @@ public enum SummaryFormatter {
     ///     Session summary
     ///       ended:     duration reached
     ///       file:      take.wav
+    ///       partial:   take.flac.partial.w64 (only when a crash-safe intermediate was kept)
     ///       duration:  10.000 s, 480000 frames at 48000 Hz
     ///       channel  max peak dBFS  mean RMS dBFS     clips
     ///       in_1             -3.21         -15.40         0
+    ///       non-finite: in_1 3 samples (NaN or ±∞, metered as silence; counted in clips)
+    ///       monitor:   3 non-finite samples sent as 0
     ///       xruns:     0
     ///       dropped:   1024 frames in 1 gap
     ///         at 1.000 s (frame 48000): 1024 frames (21.3 ms)
@@ -21,6 +24,11 @@ public enum SummaryFormatter {
         var lines = ["Session summary"]
         lines.append("  ended:     " + TextFormat.printable(s.exitReason.text))
         lines.append("  file:      " + (s.filePath.map(TextFormat.printable) ?? "(none)"))
+        if let partial = s.partialPath {
+            lines.append(
+                "  partial:   " + TextFormat.printable(partial)
+                    + " (holds the take; its copy into the file did not finish)")
+        }
         lines.append(
             "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
                 + "\(s.frames) frames at \(s.sampleRate) Hz")
@@ -33,6 +41,15 @@ public enum SummaryFormatter {
                     + "  " + TextFormat.pad(TextFormat.decibels(c.maxPeakDBFS, decimals: 2), 13)
                     + "  " + TextFormat.pad(TextFormat.decibels(c.meanRMSDBFS, decimals: 2), 13)
                     + "  " + TextFormat.pad(String(c.clipCount), 8))
+        }
+        let nonFinite = zip(names, s.channels).filter { $0.1.nonFiniteCount > 0 }
+        if !nonFinite.isEmpty {
+            lines.append(
+                "  non-finite: " + nonFinite.map { "\($0.0) \($0.1.nonFiniteCount)" }.joined(separator: ", ")
+                    + " samples (NaN or ±∞, metered as silence; counted in clips)")
+        }
+        if s.nonFiniteReplaced > 0 {
+            lines.append("  monitor:   \(s.nonFiniteReplaced) non-finite samples sent as 0")
         }
         lines.append("  xruns:     \(s.xruns)")
         if let t = s.callbackTiming {
@@ -73,9 +90,11 @@ public enum SummaryFormatter {
 
     /// One line, e.g.
     ///
-    ///     {"type":"summary","schema":1,"reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0}],"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
+    ///     {"type":"summary","schema":1,"reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0}],"non_finite_replaced":0,"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
     ///
-    /// `callback_us` follows, when the callback's timing was measured.
+    /// `non_finite_replaced` counts the NaN and ±∞ samples monitoring sent to JACK as 0.
+    /// `partial` (the crash-safe intermediate's path) follows when the take was recorded
+    /// through one and it was kept; `callback_us` follows, when the callback's timing was measured.
     public static func json(_ s: SessionSummary) -> String {
         let channels = s.channels.map { c in
             var channel = JSONObject()
@@ -83,6 +102,7 @@ public enum SummaryFormatter {
             channel.decibels("max_peak_dbfs", c.maxPeakDBFS, decimals: 2)
             channel.decibels("mean_rms_dbfs", c.meanRMSDBFS, decimals: 2)
             channel.integer("clips", c.clipCount)
+            channel.integer("non_finite", c.nonFiniteCount)
             return channel
         }
         func gapList(_ gaps: [SessionSummary.Drop]) -> [JSONObject] {
@@ -102,12 +122,14 @@ public enum SummaryFormatter {
         object.integer("frames", s.frames)
         object.integer("sample_rate", s.sampleRate)
         object.objects("channels", channels)
+        object.integer("non_finite_replaced", s.nonFiniteReplaced)
         object.integer("xruns", s.xruns)
         object.integer("frames_dropped", s.framesDropped)
         object.objects("drops", gapList(s.drops))
         object.integer("server_gap_count", s.serverGapCount)
         object.integer("frames_skipped_by_server", s.framesSkippedByServer)
         object.objects("server_gaps", gapList(s.serverGaps))
+        if let partial = s.partialPath { object.string("partial", partial) }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

@@ -151,11 +151,14 @@ enum CommandTable {
             name: .record, summary: "record the inputs to a file while metering them",
             positionals: [PositionalSpec(name: "FILE", kind: .file, help: "the take to write")],
             about: """
-                Every frame the server delivers is written. The header is rewritten twice a
-                second, so even kill -9 leaves a file that opens, missing at most the last
-                half second. A period that cannot be queued is counted as dropped and written
-                as silence in its place, so the file keeps its timeline; the summary lists
-                each drop and the exit code is 75.
+                Every frame the server delivers is written. The header is rewritten and flushed
+                to the disk twice a second, so even kill -9 or a power cut leaves a file that
+                opens, missing at most the last half second. FLAC cannot survive that by itself:
+                a FLAC take is recorded through FILE.partial.w64 (W64, 32-bit float), copied
+                into FILE at the end and removed; after a kill, a full disk or an I/O error,
+                that file holds the take. A period that cannot be queued is counted as dropped
+                and written as silence in its place, so the file keeps its timeline; the summary
+                lists each drop and the exit code is 75.
 
                 When the server runs cycles without micmon (an xrun: its frame counter jumps),
                 the take goes on with what the graph delivers next, nothing inserted; the

@@ -116,7 +116,7 @@ enum PlayCommand {
         }
         let summary = PlaybackReport.Summary(
             reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,
-            framesStarved: session.framesStarved, xruns: session.xruns)
+            framesStarved: session.framesStarved, xruns: session.xruns, nonFiniteReplaced: session.nonFiniteReplaced)
         session.stop()
         Console.out((options.json ? PlaybackReport.json(summary) : PlaybackReport.text(summary)) + "\n")
         if code == .serverUnavailable { Console.error("micmon: " + Messages.serverShutDownDuringPlayback) }

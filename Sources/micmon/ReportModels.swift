@@ -91,6 +91,8 @@ extension SessionSummary {
                     executionMean: timing.execution.mean, executionP99: timing.execution.p99,
                     executionMax: timing.execution.max, periodUsecs: timing.periodUsecs))
         framesSkippedByServer = summary.framesSkippedByServer
+        nonFiniteReplaced = summary.monitorNonFiniteReplaced
+        partialPath = summary.partialPath
         serverGapCount = summary.serverGapCount
         serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
     }

@@ -274,7 +274,7 @@ private let crestEnding = 48 * 3000 + 13
     static func bits(_ m: ChannelMeter) -> [UInt64] {
         [
             m.peak.bitPattern, m.hold.bitPattern, UInt64(bitPattern: Int64(m.holdFramesLeft)), m.meanSquare.bitPattern,
-            m.maxPeak.bitPattern, m.clipCount, m.sumOfSquares.bitPattern, m.frameCount,
+            m.maxPeak.bitPattern, m.clipCount, m.sumOfSquares.bitPattern, m.frameCount, m.nonFiniteCount,
         ]
     }
 

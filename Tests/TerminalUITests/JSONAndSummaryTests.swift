@@ -26,7 +26,7 @@ let summary = SessionSummary(
             status: MeterStatus(elapsedSeconds: 1.25, sampleRate: 48000, framesRecorded: 48000))
         #expect(
             line
-                == #"{"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#
+                == #"{"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"non_finite":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":false,"file":null}"#
         )
         let object = try parse(line)
         #expect(object["type"] as? String == "meter")
@@ -164,7 +164,7 @@ let summary = SessionSummary(
         let line = SummaryFormatter.json(summary)
         #expect(
             line
-                == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12}],"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#
+                == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12,"non_finite":0}],"non_finite_replaced":0,"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#
         )
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)

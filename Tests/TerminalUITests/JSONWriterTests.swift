@@ -151,7 +151,7 @@ let awkwardNames = [
         #expect(
             PlaybackReport.json(summary)
                 == #"{"type":"summary","schema":1,"reason":"end of file","frames_played":72000,"#
-                + #""duration_s":1.500,"sample_rate":48000,"frames_starved":5,"xruns":1}"#)
+                + #""duration_s":1.500,"sample_rate":48000,"frames_starved":5,"xruns":1,"non_finite_replaced":0}"#)
     }
 
     @Test func routeChanges() {
