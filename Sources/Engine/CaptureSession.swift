@@ -221,7 +221,7 @@ public final class CaptureSession {
                 // hold that take: refused before FILE is touched.
                 let intermediate = recording.format.container.intermediate
                 let partial = TakeWriter.partialPath(for: recording.path)
-                if intermediate != nil, FileStatus(path: partial) != nil {
+                if intermediate != nil, PathEntry(path: partial, followingLinks: false) != nil {
                     throw SoundFileError(
                         .open, path: partial,
                         message: "a crash-safe intermediate is already there (it may hold an earlier take)")

@@ -51,7 +51,7 @@ final class TakeWriter: @unchecked Sendable {
     private var thread: WorkerThread?
     /// Set when a write failed; the writer then stops writing (the file stays valid up to there).
     let hasFailed = Atomic<Bool>(false)
-    /// Frames written to the file so far (data and silence), for the UI.
+    /// Frames the file holds so far (data and silence; a failed write counts only what reached it), for the UI.
     let framesWritten = Atomic<UInt64>(0)
 
     // Writer-thread state, read by others only after the thread was joined.
@@ -106,7 +106,7 @@ final class TakeWriter: @unchecked Sendable {
         wakeUp.signal()
         thread?.join()
         thread = nil
-        return (dropHistory, failure, position, keptPartial)
+        return (dropHistory, failure, UInt64(file.framesWritten), keptPartial)
     }
 
     private func run() {
@@ -208,7 +208,7 @@ final class TakeWriter: @unchecked Sendable {
             samples.commitRead(count: count)
             position += frames
             available -= Int(frames)
-            framesWritten.store(position, ordering: .relaxed)
+            framesWritten.store(UInt64(file.framesWritten), ordering: .relaxed)
         }
         if failure != nil {
             // Keep the realtime side from dropping forever: discard what arrives.
@@ -236,7 +236,7 @@ final class TakeWriter: @unchecked Sendable {
             left -= n
         }
         position += frames
-        framesWritten.store(position, ordering: .relaxed)
+        framesWritten.store(UInt64(file.framesWritten), ordering: .relaxed)
     }
 
     private func record(_ drop: DropEvent) {

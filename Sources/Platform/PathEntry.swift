@@ -42,6 +42,8 @@ public struct PathEntry: Sendable, Equatable {
         inode = UInt64(info.st_ino)
     }
 
+    public var isDirectory: Bool { kind == .directory }
+
     /// Whether both name the same file (same device and inode), through whatever paths.
     public func isSameFile(as other: PathEntry) -> Bool { device == other.device && inode == other.inode }
 }

@@ -44,6 +44,17 @@ public enum Messages {
         "waiting for server '\(TextFormat.printable(server))' to come back (Ctrl-C stops)"
     }
 
+    /// The server is back but not every requested source port is there yet.
+    public static func waitingForSources(_ missing: [String]) -> String {
+        "the server is back; waiting for source port(s) "
+            + missing.map { "'" + TextFormat.printable($0) + "'" }.joined(separator: ", ") + " (Ctrl-C stops)"
+    }
+
+    /// A continuation file's name was taken; `path` is the next free one.
+    public static func continuationTaken(_ taken: String, using path: String) -> String {
+        "\(TextFormat.printable(taken)) exists; continuing into \(TextFormat.printable(path)) instead"
+    }
+
     /// The server is back; `path` is the continuation file, if recording.
     public static func serverBack(continuingInto path: String?) -> String {
         "the server is back; continuing" + (path.map { " into " + TextFormat.printable($0) } ?? "")

@@ -43,18 +43,36 @@ enum CaptureCommand {
             guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
             let server = configuration.serverName ?? JackClient.defaultServerName
             Console.error("micmon: " + Messages.waitingForServer(server))
+            var reportedMissing: [String] = []
             while true {
                 StopSignals.sleep(seconds: 0.5)
                 if StopSignals.received != 0 { return .ok }
                 // A name of its own, always within JACK's limit (the user's name may be at it).
-                if let probe = try? JackClient(name: "micmon-probe", serverName: configuration.serverName) {
-                    probe.close()
-                    break
+                guard let probe = try? JackClient(name: "micmon-probe", serverName: configuration.serverName) else {
+                    continue
+                }
+                // The sources may come back later than the server (their clients restart too):
+                // the take goes on once every requested source is there again.
+                let outputs = probe.portNames(direction: .output)
+                probe.close()
+                let missing = first.sourcePorts.filter { PortSelection.matches($0, among: outputs).isEmpty }
+                if missing.isEmpty { break }
+                if missing != reportedMissing {
+                    Console.error("micmon: " + Messages.waitingForSources(missing))
+                    reportedMissing = missing
                 }
             }
             takeNumber += 1
             if let recording = first.recording {
-                let path = continuationPath(recording.path, take: takeNumber)
+                // A name already taken (an earlier run's continuation) is skipped, not overwritten
+                // without --force.
+                var path = continuationPath(recording.path, take: takeNumber)
+                while !force && PathEntry(path: path, followingLinks: false) != nil {
+                    let taken = path
+                    takeNumber += 1
+                    path = continuationPath(recording.path, take: takeNumber)
+                    Console.error("micmon: " + Messages.continuationTaken(taken, using: path))
+                }
                 do { try OutputPath.check(path, force: force) } catch {
                     Console.error("micmon: \(error.description)")
                     return .usage

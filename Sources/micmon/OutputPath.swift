@@ -43,7 +43,7 @@ enum OutputPath {
             throw UsageError("cannot write \(path): \(lookError.description)")
         }
         let folder = parentFolder(of: path)
-        guard let folderStatus = FileStatus(path: folder) else {
+        guard let folderStatus = PathEntry(path: folder, followingLinks: true) else {
             throw UsageError("cannot write \(path): folder \(folder) does not exist")
         }
         if !folderStatus.isDirectory {

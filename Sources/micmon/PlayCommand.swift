@@ -7,7 +7,7 @@ import TerminalUI
 enum PlayCommand {
     /// Refuses, before anything starts, a FILE that does not exist or is a folder.
     static func checkPlayable(_ path: String) throws(UsageError) {
-        guard let status = FileStatus(path: path) else {
+        guard let status = PathEntry(path: path, followingLinks: true) else {
             throw UsageError(Messages.cannotPlay(path, SystemError.current.description))
         }
         if status.isDirectory { throw UsageError("\(path) is a directory, not a sound file") }

@@ -1,6 +1,7 @@
 import DSP
 import Foundation
 import Glibc
+import Platform
 import SoundFile
 import Testing
 
@@ -210,6 +211,61 @@ extension JackIntegrationTests {
                 let reader = try SoundFileReader(path: folder + "/" + file)
                 #expect(reader.frameCount >= Int64(reader.sampleRate), "\(file): \(reader.frameCount) frames")
             }
+        }
+
+        /// jack_metro is the source: an outside client of the private server, which goes away
+        /// with it and is started again only after the server is back.
+        @Test(
+            "--wait-server: sources that return after the server are waited for; a taken continuation name is skipped")
+        func waitForSources() throws {
+            let name = "micmon-waitsrc-\(getpid())"
+            func startServer() throws -> ChildProcess {
+                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
+                try #require(
+                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
+                return jackd
+            }
+            func startSource() throws -> ChildProcess {
+                try ChildProcess(
+                    ["jack_metro", "-b", "120", "-n", "metro"], environment: ["JACK_DEFAULT_SERVER": name])
+            }
+            var server = try startServer()
+            var source = try startSource()
+            let folder = TestEnvironment.scratchFolder("waitsrc")
+            // An earlier run's continuation: never overwritten without --force.
+            let taken = folder + "/take-2.wav"
+            #expect(Shell.run("sh", "-c", "printf keep > '\(taken)'") == 0)
+            let child = try MicmonProcess([
+                "record", folder + "/take.wav", "-s", name, "-p", "metro:120_bpm", "--wait-server", "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 1), "micmon did not report 1 s recorded: \(child.stderrSoFar)")
+            source.signal(SIGTERM)
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            source.wait(timeout: 10)
+            #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
+            server = try startServer()
+            #expect(
+                child.waitUntilStderr(contains: "waiting for source port(s) 'metro:120_bpm'"),
+                "stderr: \(child.stderrSoFar)")
+            #expect(child.process.isRunning, "micmon should wait for its source, not give up")
+            source = try startSource()
+            #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
+            let secondTake = TestEnvironment.waitUntil(timeout: 30) {
+                child.stdoutSoFar.contains("take-3.wav") && (child.recorded.map { $0.frames >= $0.sampleRate } ?? false)
+            }
+            #expect(secondTake, "the second take did not reach 1 s: \(child.stdoutSoFar.suffix(400))")
+            child.signal(SIGINT)
+            let result = child.wait(timeout: 20)
+            source.signal(SIGTERM)
+            server.signal(SIGTERM)
+            source.wait(timeout: 10)
+            server.wait(timeout: 10)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("\(taken) exists; continuing into \(folder)/take-3.wav instead"))
+            #expect(readText(taken) == "keep", "the taken continuation name was overwritten")
+            let reader = try SoundFileReader(path: folder + "/take-3.wav")
+            #expect(reader.frameCount >= Int64(reader.sampleRate), "take-3.wav: \(reader.frameCount) frames")
         }
 
         @Test("a period change mid-take (jack_bufsize) loses and repeats nothing")

@@ -90,9 +90,10 @@ struct PlatformTests {
 
     @Test("file status tells files from folders, and nothing from something")
     func fileStatus() throws {
-        #expect(FileStatus(path: "/")?.isDirectory == true)
-        #expect(FileStatus(path: "/proc/self/status")?.kind == .regular)
-        #expect(FileStatus(path: "/nonexistent/micmon") == nil)
+        #expect(PathEntry(path: "/", followingLinks: true)?.isDirectory == true)
+        #expect(PathEntry(path: "/proc/self/status", followingLinks: true)?.kind == .regular)
+        #expect(PathEntry(path: "/proc/self/exe", followingLinks: false)?.kind == .symbolicLink)
+        #expect(PathEntry(path: "/nonexistent/micmon", followingLinks: true) == nil)
         #expect(SystemError.current == .noSuchFile)
         #expect(SystemError.noSuchFile.description == "No such file or directory")
         #expect(FileSystem.parentFolder(of: "take.wav") == ".")
