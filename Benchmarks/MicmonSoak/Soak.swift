@@ -103,7 +103,7 @@ struct Soak {
         defer { witness?.stop() }
 
         var stress: Process?
-        if let stressNG = PrivateJackServer.findExecutable("stress-ng") {
+        if let stressNG = Child.findExecutable("stress-ng") {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: stressNG)
             process.arguments = [
@@ -138,7 +138,7 @@ struct Soak {
                 "--duration", String(seconds), "--json",
             ]
         case .meter:
-            guard let meter = PrivateJackServer.findExecutable("jack_meter") else {
+            guard let meter = Child.findExecutable("jack_meter") else {
                 throw SoakError.missing("jack_meter (Debian: apt-get install jackmeter)")
             }
             recorderProcess.executableURL = URL(fileURLWithPath: meter)

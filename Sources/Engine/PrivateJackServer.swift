@@ -95,9 +95,6 @@ public final class PrivateJackServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The first executable of that name on PATH.
-    public static func findExecutable(_ name: String) -> String? { Child.findExecutable(name) }
-
     /// Starts `arguments[0]` (a path) with stdin from /dev/null and stdout and stderr into a new
     /// `logPath`, with the attributes of `withChildSpawnAttributes` (jackd must still stop on
     /// SIGTERM, which micmon blocks for itself). Returns its pid.

@@ -18,12 +18,9 @@ public final class SoundFileWriter {
     private var file: OpaquePointer?
     /// Device and inode of the file this writer created (for `discard()`).
     private let identity: (device: UInt64, inode: UInt64)
-    /// The descriptor `sync()` flushes: one the opener handed over (`syncThrough(descriptor:)`,
-    /// not owned), or one `sync()` opened on `path` itself (owned, closed with the file); -1
-    /// before. libsndfile keeps the descriptor of a file it opened by path to itself (no
-    /// `sf_command` returns it).
-    private var syncDescriptor: Int32 = -1
-    private var ownsSyncDescriptor = false
+    /// The descriptor the file was created on, which `sync()` flushes. libsndfile owns it (it
+    /// closes it with the file); valid while `file` is open.
+    private let descriptor: Int32
 
     /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
     /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
@@ -53,7 +50,7 @@ public final class SoundFileWriter {
                 .open, path: path,
                 message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
         }
-        let descriptor = try replacesExisting ? Self.createReplacing(path) : Self.createExclusively(path)
+        descriptor = try replacesExisting ? Self.createReplacing(path) : Self.createExclusively(path)
         var created = stat()
         fstat(descriptor, &created)
         identity = (UInt64(created.st_dev), UInt64(created.st_ino))
@@ -65,8 +62,6 @@ public final class SoundFileWriter {
             throw error
         }
         file = handle
-        // The descriptor stays libsndfile's; `sync()` flushes through it.
-        syncDescriptor = descriptor
         if format.container == .wav {
             sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }
@@ -157,7 +152,6 @@ public final class SoundFileWriter {
 
     deinit {
         if let file { sf_close(file) }
-        if ownsSyncDescriptor { Glibc.close(syncDescriptor) }
     }
 
     /// Whether libsndfile keeps a PEAK chunk for this file (and scans every buffer written for
@@ -190,28 +184,13 @@ public final class SoundFileWriter {
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
-    /// Makes `sync()` flush `descriptor`, the one the file was opened on (`sf_open_fd`). The
-    /// caller keeps owning it. Writer thread, or before the writer starts.
-    public func syncThrough(descriptor: Int32) {
-        if ownsSyncDescriptor { Glibc.close(syncDescriptor) }
-        syncDescriptor = descriptor
-        ownsSyncDescriptor = false
-    }
-
     /// `updateHeader()`, then `fdatasync`: the frames written so far and the header that counts
-    /// them reach the device, so a power cut loses no more than a `kill -9` does. Without a
-    /// descriptor handed over, the first call opens `path` read-only and flushes through that
-    /// (on Linux, `fdatasync` on any descriptor of a file flushes the file's data). Throws the
+    /// them reach the device, so a power cut loses no more than a `kill -9` does. Throws the
     /// system's reason when the flush fails (an I/O error). Writer thread.
     public func sync() throws(SoundFileError) {
         guard file != nil else { return }
         updateHeader()
-        if syncDescriptor < 0 {
-            syncDescriptor = open(path, O_RDONLY | O_CLOEXEC)
-            ownsSyncDescriptor = syncDescriptor >= 0
-            if syncDescriptor < 0 { return }
-        }
-        if fdatasync(syncDescriptor) != 0 {
+        if fdatasync(descriptor) != 0 {
             // A file that cannot be synchronized at all (EINVAL, ENOTSUP: no such file system
             // support) still takes its data: only the flush is lost, not the take.
             if errno == EINVAL || errno == ENOTSUP { return }
@@ -222,11 +201,6 @@ public final class SoundFileWriter {
 
     /// Finalizes the header and closes the file. Safe to call twice. Writer thread.
     public func close() throws(SoundFileError) {
-        if ownsSyncDescriptor {
-            Glibc.close(syncDescriptor)
-            ownsSyncDescriptor = false
-            syncDescriptor = -1
-        }
         guard let handle = file else { return }
         file = nil
         let code = sf_close(handle)

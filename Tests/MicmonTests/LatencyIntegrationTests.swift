@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Glibc
 import Jack
+import Platform
 import Testing
 
 /// `micmon latency` against a real server: the software loop measures one period exactly, the
@@ -88,7 +89,7 @@ extension JackIntegrationTests {
         @Test(
             "agrees with jack_iodelay on the same software loop of the same server (within 0.05 frame)",
             .enabled(
-                if: TestEnvironment.runs(needing: PrivateJackServer.findExecutable("jack_iodelay") != nil),
+                if: TestEnvironment.runs(needing: Child.findExecutable("jack_iodelay") != nil),
                 "jack_iodelay is not installed (Debian: jackd2)"))
         func anchor() throws {
             let server = try SharedTestServer.require()
@@ -97,7 +98,7 @@ extension JackIntegrationTests {
             let logPath = folder + "/stdout"
             _ = FileManager.default.createFile(atPath: logPath, contents: nil)
             // Line-buffered, so every reading reaches the file when it is printed.
-            let command = PrivateJackServer.findExecutable("stdbuf").map { [$0, "-oL", iodelay] } ?? [iodelay]
+            let command = Child.findExecutable("stdbuf").map { [$0, "-oL", iodelay] } ?? [iodelay]
             let anchor = try ChildProcess(command, environment: ["JACK_DEFAULT_SERVER": server.name], stdout: logPath)
             defer {
                 // jack_iodelay never exits by itself.

@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import Jack
+import Platform
 import Testing
 
 /// Paths and servers the CLI and integration tests share.
@@ -33,7 +34,7 @@ enum TestEnvironment {
 
     /// An executable on PATH; throws when it is missing (`hint` says where it comes from).
     static func executable(_ name: String, hint: String) throws -> String {
-        guard let path = PrivateJackServer.findExecutable(name) else {
+        guard let path = Child.findExecutable(name) else {
             throw MissingRequirement(description: "\(name) is not installed (\(hint))")
         }
         return path
