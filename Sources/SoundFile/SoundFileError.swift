@@ -23,6 +23,9 @@ public struct SoundFileError: Error, Sendable, CustomStringConvertible, Equatabl
     /// recorder created it since the path was checked).
     public var isAlreadyThere: Bool { systemCode == EEXIST }
 
+    /// What is at the path is a file another writer still holds (its lock): not replaced.
+    public var isInUse: Bool { systemCode == EBUSY }
+
     /// Reads libsndfile's message for `file` (or for the last failed `sf_open` when nil).
     static func fromLibrary(_ operation: Operation, path: String, file: OpaquePointer?) -> SoundFileError {
         let text = sf_strerror(file).map { String(cString: $0) } ?? "unknown libsndfile error"

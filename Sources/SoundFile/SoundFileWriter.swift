@@ -4,12 +4,25 @@ import Glibc
 /// Writes interleaved float frames with libsndfile. Owns the `SNDFILE*` and the descriptor under
 /// it; one thread only (the writer thread) may use an instance after creation.
 ///
-/// The file is created once, here, with `open(2)` (`O_CREAT | O_EXCL | O_NOFOLLOW`), and kept
-/// open until `close()`: nothing is ever opened through an existing path, so a take never
-/// truncates, splices into or writes through what is already there (a file, a symbolic link, a
-/// FIFO, a device). Replacing an existing file is a new file under a temporary name in the same
-/// folder renamed over the path: a symbolic link there is replaced itself, never followed.
+/// The file is created once, here, under a temporary name in FILE's folder (`O_CREAT | O_EXCL |
+/// O_NOFOLLOW`), locked (`flock`, exclusive, held until `close()`) and then placed at `path`:
+/// `link(2)`, which fails when anything is there, for a new file; `rename(2)` over a regular file
+/// or a link with `replacesExisting`, after taking the lock of the file it replaces, so a take
+/// another micmon is still writing (it holds that lock) is never replaced. Nothing is ever
+/// opened for writing through an existing path, so a take never truncates, splices into or
+/// writes through what is already there (a file, a symbolic link, a FIFO, a device); a symbolic
+/// link at `path` is replaced itself, never followed.
 public final class SoundFileWriter {
+    /// When the file appears at `path`.
+    public enum Placement: Sendable {
+        /// At creation: a take that is live at `path` from its first frame, so a killed process
+        /// leaves it there.
+        case atCreation
+        /// At `close()`: the file stays under its temporary name until it is complete, so `path`
+        /// (and whatever it replaces) is untouched by a run that fails or is killed.
+        case atClose
+    }
+
     public let path: String
     public let format: AudioFileFormat
     public let channelCount: Int
@@ -21,6 +34,9 @@ public final class SoundFileWriter {
     /// The descriptor the file was created on, which `sync()` flushes. libsndfile owns it (it
     /// closes it with the file); valid while `file` is open.
     private let descriptor: Int32
+    /// The temporary name while the file is not yet at `path` (`Placement.atClose`), else nil.
+    private var temporaryPath: String?
+    private let replacesExisting: Bool
 
     /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
     /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
@@ -31,15 +47,18 @@ public final class SoundFileWriter {
     /// Without `replacesExisting` anything at `path` (even a dangling symbolic link) is refused
     /// (`isAlreadyThere`). With it, a regular file, a symbolic link to one or a dangling link at
     /// `path` is replaced by the new file (the link itself, never what it points at); a
-    /// directory, device, FIFO, socket or a link to one is refused. Any thread, then only the
-    /// thread that writes.
+    /// directory, device, FIFO, socket or a link to one is refused, and so is a file another
+    /// writer still holds (`isInUse`). With `placement: .atClose` these checks are made again,
+    /// and the file placed, at `close()`. Any thread, then only the thread that writes.
     public init(
-        path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int, replacesExisting: Bool = false
+        path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int, replacesExisting: Bool = false,
+        placement: Placement = .atCreation
     ) throws(SoundFileError) {
         self.path = path
         self.format = format
         self.channelCount = channelCount
         self.sampleRate = sampleRate
+        self.replacesExisting = replacesExisting
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channelCount)
@@ -50,15 +69,27 @@ public final class SoundFileWriter {
                 .open, path: path,
                 message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
         }
-        descriptor = try replacesExisting ? Self.createReplacing(path) : Self.createExclusively(path)
-        var created = stat()
-        fstat(descriptor, &created)
-        identity = (UInt64(created.st_dev), UInt64(created.st_ino))
+        let created = try Self.createTemporary(near: path)
+        do throws(SoundFileError) {
+            if placement == .atCreation {
+                try Self.place(created.path, at: path, replacing: replacesExisting)
+            } else {
+                temporaryPath = created.path
+            }
+        } catch {
+            unlink(created.path)
+            Glibc.close(created.descriptor)
+            throw error
+        }
+        descriptor = created.descriptor
+        var status = stat()
+        fstat(descriptor, &status)
+        identity = (UInt64(status.st_dev), UInt64(status.st_ino))
         // libsndfile owns the descriptor from here (close_desc): it closes it at sf_close, and
         // on failure.
         guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
             let error = SoundFileError.fromLibrary(.open, path: path, file: nil)
-            Self.unlinkIfStill(path, identity)
+            Self.unlinkIfStill(temporaryPath ?? path, identity)
             throw error
         }
         file = handle
@@ -78,16 +109,10 @@ public final class SoundFileWriter {
 
     private static let creationFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
 
-    /// A new file at `path`, or the system's reason (EEXIST when anything is there).
-    private static func createExclusively(_ path: String) throws(SoundFileError) -> Int32 {
-        let descriptor = open(path, creationFlags, 0o644)
-        if descriptor < 0 { throw systemError(path) }
-        return descriptor
-    }
-
-    /// A new file under a temporary name next to `path`, renamed over it when what is there
-    /// may be replaced (see `init`).
-    private static func createReplacing(_ path: String) throws(SoundFileError) -> Int32 {
+    /// A new, locked file under a temporary name in `path`'s folder (hidden: `.NAME.micmon-…`).
+    private static func createTemporary(near path: String) throws(SoundFileError) -> (
+        path: String, descriptor: Int32
+    ) {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -99,18 +124,47 @@ public final class SoundFileWriter {
             if descriptor >= 0 || errno != EEXIST { break }
         }
         if descriptor < 0 { throw systemError(path) }
-        if let refusal = replacementRefusal(path) {
-            unlink(temporary)
-            Glibc.close(descriptor)
-            throw SoundFileError(.create, path: path, message: refusal, systemCode: EEXIST)
+        // A new file nobody else can have opened yet: the lock is always granted. Where the file
+        // system has no locks (ENOLCK, EINVAL) the take goes on unlocked.
+        _ = flock(descriptor, LOCK_EX | LOCK_NB)
+        return (temporary, descriptor)
+    }
+
+    /// Puts the file at `temporary` at `path`: a new name that fails when anything is there, or
+    /// (`replacing`) a rename over what may be replaced. The temporary name is gone on success.
+    private static func place(_ temporary: String, at path: String, replacing: Bool) throws(SoundFileError) {
+        if replacing {
+            if let refusal = replacementRefusal(path) {
+                throw SoundFileError(.create, path: path, message: refusal, systemCode: EEXIST)
+            }
+            // The file being replaced, locked for the rename: a writer that still holds it
+            // refuses the lock, and its take is left alone.
+            let existing = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            defer { if existing >= 0 { Glibc.close(existing) } }
+            if existing >= 0 && flock(existing, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK {
+                throw SoundFileError(
+                    .create, path: path,
+                    message: "another micmon is writing it (it holds the file's lock); not replaced",
+                    systemCode: EBUSY)
+            }
+            if rename(temporary, path) != 0 { throw systemError(path) }
+            return
         }
-        if rename(temporary, path) != 0 {
-            let error = systemError(path)
+        if link(temporary, path) == 0 {
             unlink(temporary)
-            Glibc.close(descriptor)
-            throw error
+            return
         }
-        return descriptor
+        let code = errno
+        // A file system without hard links (EPERM, ENOTSUP): a rename that is refused when
+        // anything is there by a look just before it; the look and the rename are not one step.
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP else {
+            throw SoundFileError(.create, path: path, message: String(cString: strerror(code)), systemCode: code)
+        }
+        var entry = stat()
+        if lstat(path, &entry) == 0 || errno != ENOENT {
+            throw SoundFileError(.create, path: path, message: String(cString: strerror(EEXIST)), systemCode: EEXIST)
+        }
+        if rename(temporary, path) != 0 { throw systemError(path) }
     }
 
     /// Why what is at `path` may not be replaced, or nil (nothing, a regular file, a symbolic
@@ -147,11 +201,17 @@ public final class SoundFileWriter {
     public func discard() {
         if let handle = file { sf_close(handle) }
         file = nil
-        Self.unlinkIfStill(path, identity)
+        if let temporary = temporaryPath {
+            unlink(temporary)
+            temporaryPath = nil
+        } else {
+            Self.unlinkIfStill(path, identity)
+        }
     }
 
     deinit {
         if let file { sf_close(file) }
+        if let temporaryPath { unlink(temporaryPath) }
     }
 
     /// Whether libsndfile keeps a PEAK chunk for this file (and scans every buffer written for
@@ -199,7 +259,8 @@ public final class SoundFileWriter {
         }
     }
 
-    /// Finalizes the header and closes the file. Safe to call twice. Writer thread.
+    /// Finalizes the header and closes the file; with `Placement.atClose`, then puts it at
+    /// `path` (the temporary file is removed when that fails). Safe to call twice. Writer thread.
     public func close() throws(SoundFileError) {
         guard let handle = file else { return }
         file = nil
@@ -207,6 +268,14 @@ public final class SoundFileWriter {
         if code != 0 {
             let text = sf_error_number(code).map { String(cString: $0) } ?? "error \(code)"
             throw SoundFileError(.close, path: path, message: text)
+        }
+        guard let temporary = temporaryPath else { return }
+        temporaryPath = nil
+        do throws(SoundFileError) {
+            try Self.place(temporary, at: path, replacing: replacesExisting)
+        } catch {
+            unlink(temporary)
+            throw error
         }
     }
 }

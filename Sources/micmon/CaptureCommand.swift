@@ -185,7 +185,7 @@ enum CaptureCommand {
         case .unknownPort, .denoise:
             Console.error("micmon: \(error.description)")
             return .usage
-        case .file(let file) where file.isAlreadyThere:
+        case .file(let file) where file.isAlreadyThere || file.isInUse:
             Console.error("micmon: " + OutputPath.creationRefusal(file))
             return .usage
         case .file:

@@ -72,7 +72,8 @@ enum CommandTable {
     static let bits = OptionSpec(
         "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
         help: "16 | 24 | 32 | float (default float; flac: 16 or 24, default 24). The rate is the server's.")
-    static let force = OptionSpec("force", help: "overwrite the file if it exists")
+    static let force = OptionSpec(
+        "force", help: "replace the file if it exists (a regular file or a link, never one another micmon is writing)")
     static let monitorOutput = OptionSpec(
         "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
         help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
@@ -336,6 +337,11 @@ enum CommandTable {
                 of N frames as if N were the JACK period (default 256, 1 … 8192), so OUT
                 is what `record --denoise` would have written. The output lags the input
                 by the suppressor's delay, \(denoiseDelay), as live.
+
+                OUT appears only when it is complete: it is written under a hidden name
+                in OUT's folder (.OUT.micmon-…) and renamed into place at the end, so a
+                damaged IN, a failed write or a killed run leaves OUT, and whatever
+                --force would have replaced, as it was.
                 """,
             options: [
                 OptionSpec(

@@ -37,8 +37,9 @@ enum DenoiseCommand {
         do {
             writer = try SoundFileWriter(
                 path: options.outputPath, format: options.format,
-                sampleRate: reader.sampleRate, channelCount: 1, replacesExisting: options.force)
-        } catch  where error.isAlreadyThere {
+                sampleRate: reader.sampleRate, channelCount: 1, replacesExisting: options.force,
+                placement: .atClose)
+        } catch  where error.isAlreadyThere || error.isInUse {
             Console.error("micmon: " + OutputPath.creationRefusal(error))
             return .usage
         } catch {
@@ -59,13 +60,16 @@ enum DenoiseCommand {
                         of: reader.frameCount))
             outcome = .usage
         }
-        // A damaged input leaves nothing behind, as the exit code promises: the file this run
-        // created goes (only if it is still the one at OUT).
-        if outcome == .usage {
+        // OUT appears only when complete (the writer places it at close): a damaged input or a
+        // failed write leaves OUT as it was, and whatever it replaces untouched.
+        if outcome != .ok {
             writer.discard()
             return outcome
         }
-        do { try writer.close() } catch {
+        do { try writer.close() } catch  where error.isAlreadyThere || error.isInUse {
+            Console.error("micmon: " + OutputPath.creationRefusal(error))
+            return .usage
+        } catch {
             Console.error("micmon: " + Messages.cannotFinish(options.outputPath, error.message))
             return .fileError
         }

@@ -54,10 +54,13 @@ enum OutputPath {
         }
     }
 
-    /// What to print when the file could not be created because something appeared at FILE
-    /// after `check` passed (another recorder created it): refused, as `check` would, exit 64.
+    /// What to print when the file could not be put at FILE because something appeared there
+    /// after `check` passed (another recorder created it), or with `--force` because another
+    /// micmon is still writing what is there: refused, as `check` would, exit 64.
     static func creationRefusal(_ error: SoundFileError) -> String {
-        "\(error.description) (it appeared after micmon checked the path: another recorder?); nothing was written to it"
+        if error.isInUse { return "\(error.description); nothing was written to it" }
+        return
+            "\(error.description) (it appeared after micmon checked the path: another recorder?); nothing was written to it"
     }
 
     static func parentFolder(of path: String) -> String { FileSystem.parentFolder(of: path) }
