@@ -5,6 +5,8 @@ import Glibc
 public struct SoundFileError: Error, Sendable, CustomStringConvertible, Equatable {
     public enum Operation: String, Sendable {
         case create, open, write, read, seek, close, command
+        /// The format, codec or its settings refused for this rate and channel count.
+        case format
     }
     public let operation: Operation
     public let path: String
@@ -32,5 +34,11 @@ public struct SoundFileError: Error, Sendable, CustomStringConvertible, Equatabl
         return SoundFileError(operation, path: path, message: text)
     }
 
-    public var description: String { "\(path): cannot \(operation.rawValue): \(message)" }
+    /// The container or codec cannot hold what was asked (a usage error, not an I/O one).
+    public var isFormatRefusal: Bool { operation == .format }
+
+    public var description: String {
+        if operation == .format { return "\(path): \(message)" }
+        return "\(path): cannot \(operation.rawValue): \(message)"
+    }
 }

@@ -33,7 +33,11 @@ public final class SoundFileReader {
         let major = formatCode & Int32(SF_FORMAT_TYPEMASK)
         // A WAV written through RF64 auto-downgrade is WAVE_FORMAT_EXTENSIBLE.
         if major == Int32(SF_FORMAT_WAVEX) { return .wav }
-        return ContainerFormat.allCases.first { $0.majorFormat == major }
+        let subtype = formatCode & Int32(SF_FORMAT_SUBMASK)
+        // Ogg holds Vorbis or Opus: the codec tells the two apart.
+        return ContainerFormat.allCases.first {
+            $0.majorFormat == major && ($0.codecSubtype == nil || $0.codecSubtype == subtype)
+        }
     }
 
     /// The encoding, if it is one micmon writes.

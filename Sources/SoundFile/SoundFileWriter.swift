@@ -62,12 +62,9 @@ public final class SoundFileWriter {
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channelCount)
-        let container: ContainerFormat = format.container == .wav ? .rf64 : format.container
-        info.format = container.majorFormat | format.encoding.subtype
-        guard sf_format_check(&info) != 0 else {
-            throw SoundFileError(
-                .open, path: path,
-                message: "libsndfile cannot write \(format) with \(channelCount) channels at \(sampleRate) Hz")
+        info.format = format.sfFormat
+        if let refusal = format.refusal(sampleRate: sampleRate, channels: channelCount) {
+            throw SoundFileError(.format, path: path, message: refusal)
         }
         let created = try Self.createTemporary(near: path)
         do throws(SoundFileError) {
@@ -87,12 +84,24 @@ public final class SoundFileWriter {
         identity = (UInt64(status.st_dev), UInt64(status.st_ino))
         // libsndfile owns the descriptor from here (close_desc): it closes it at sf_close, and
         // on failure.
+        // A .wav take is opened as RF64 (auto-downgraded below).
+        if format.container == .wav { info.format = ContainerFormat.rf64.majorFormat | format.encoding.subtype }
         guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
-            let error = SoundFileError.fromLibrary(.open, path: path, file: nil)
+            // On a new, empty file anything but a system error is the codec refusing what it was
+            // given (Opus at 44.1 kHz): a format error, in libsndfile's words.
+            let operation: SoundFileError.Operation = sf_error(nil) == Int32(SF_ERR_SYSTEM) ? .open : .format
+            let error = SoundFileError.fromLibrary(operation, path: path, file: nil)
             Self.unlinkIfStill(temporaryPath ?? path, identity)
             throw error
         }
         file = handle
+        do throws(SoundFileError) {
+            try Self.applyCodecSettings(format, to: handle, path: path)
+        } catch {
+            sf_close(handle)
+            Self.unlinkIfStill(temporaryPath ?? path, identity)
+            throw error
+        }
         if format.container == .wav {
             sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE))
         }
@@ -105,6 +114,29 @@ public final class SoundFileWriter {
         }
         // Out-of-range floats clip instead of wrapping when converted to integers.
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+    }
+
+    /// A lossy codec's quality and bitrate mode, before any frame is written. Judged by the
+    /// file's error state, not the command's result: libsndfile 1.2.0's MPEG encoder returns
+    /// false from commands that took effect (lame's 0 for success).
+    private static func applyCodecSettings(
+        _ format: AudioFileFormat, to handle: OpaquePointer, path: String
+    ) throws(SoundFileError) {
+        if var mode = format.bitrateMode?.libraryValue {
+            // SAFETY: SFC_SET_BITRATE_MODE reads one Int32, the size passed.
+            sf_command(handle, Int32(SFC_SET_BITRATE_MODE), &mode, Int32(MemoryLayout<Int32>.size))
+            if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
+                throw SoundFileError.fromLibrary(.format, path: path, file: handle)
+            }
+        }
+        if let quality = format.quality {
+            var level = min(max(1 - quality, 0), 1)
+            // SAFETY: SFC_SET_COMPRESSION_LEVEL reads one Double, the size passed.
+            sf_command(handle, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
+            if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
+                throw SoundFileError.fromLibrary(.format, path: path, file: handle)
+            }
+        }
     }
 
     private static let creationFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC

@@ -188,6 +188,9 @@ enum CaptureCommand {
         case .file(let file) where file.isAlreadyThere || file.isInUse:
             Console.error("micmon: " + OutputPath.creationRefusal(file))
             return .usage
+        case .file(let file) where file.isFormatRefusal:
+            Console.error("micmon: \(file.description); nothing was written")
+            return .usage
         case .file:
             Console.error("micmon: \(error.description)")
             return .fileError

@@ -80,21 +80,46 @@ enum OptionValue {
         return text
     }
 
-    /// The container from `--format`, else from the path's extension, else WAV; the encoding
-    /// from `--bits`, else float (24-bit for FLAC, which has no float). Checked with libsndfile.
-    static func format(path: String, formatName: String?, bitsName: String?) throws(UsageError) -> AudioFileFormat {
+    /// The container from `--format`, else from the path's extension (one micmon does not
+    /// know is refused), else WAV; the encoding from `--bits`, else float (24-bit for FLAC,
+    /// which has no float; a lossy codec's own); `--quality` and `--bitrate-mode` only where
+    /// the codec takes them. Checked with libsndfile.
+    static func format(
+        path: String, formatName: String?, bitsName: String?, quality: Double? = nil, bitrateModeName: String? = nil
+    ) throws(UsageError) -> AudioFileFormat {
+        let known = ContainerFormat.allCases.map(\.rawValue).joined(separator: ", ")
         let container: ContainerFormat
         if let formatName {
             guard let chosen = ContainerFormat(rawValue: formatName.lowercased()) else {
-                throw UsageError("unknown --format '\(formatName)' (wav, w64, rf64, caf, flac)")
+                throw UsageError("unknown --format '\(formatName)' (\(known))")
             }
             container = chosen
-        } else if let dot = path.lastIndex(of: "."),
-            let byExtension = ContainerFormat(rawValue: path[path.index(after: dot)...].lowercased())
-        {
+        } else if let byExtension = ContainerFormat(fileExtensionOf: path) {
             container = byExtension
+        } else if let unknown = ContainerFormat.fileExtension(of: path) {
+            throw UsageError(
+                "\(path): .\(unknown) is not a format micmon writes (\(known)); "
+                    + "give --format F or a name that ends in one of those")
         } else {
             container = .wav
+        }
+        let bitrateMode = try bitrateModeName.map { name throws(UsageError) in
+            guard let mode = BitrateMode(rawValue: name.lowercased()) else {
+                throw UsageError("unknown --bitrate-mode '\(name)' (cbr, vbr)")
+            }
+            return mode
+        }
+        if container.isLossy {
+            if bitsName != nil {
+                throw UsageError("--bits does not apply to \(container.rawValue) (its codec sets the encoding)")
+            }
+            if bitrateMode != nil && !container.hasBitrateMode {
+                throw UsageError("--bitrate-mode applies only to mp3 (libsndfile's \(container.rawValue) has none)")
+            }
+            return AudioFileFormat(container: container, encoding: .float, quality: quality, bitrateMode: bitrateMode)
+        }
+        if quality != nil || bitrateMode != nil {
+            throw UsageError("--quality and --bitrate-mode apply only to ogg, opus and mp3")
         }
         let encoding: SampleEncoding
         if let bitsName {
@@ -186,9 +211,13 @@ struct CaptureOptions: Equatable, Sendable {
         }
         let formatName = scanned.last("format")
         let bitsName = scanned.last("bits")
+        let quality = try scanned.number("quality")
+        let bitrateModeName = scanned.last("bitrate-mode")
         if let path = filePath {
-            format = try OptionValue.format(path: path, formatName: formatName, bitsName: bitsName)
-        } else if formatName != nil || bitsName != nil || force {
+            format = try OptionValue.format(
+                path: path, formatName: formatName, bitsName: bitsName, quality: quality,
+                bitrateModeName: bitrateModeName)
+        } else if formatName != nil || bitsName != nil || force || quality != nil || bitrateModeName != nil {
             throw UsageError(CommandTable.recordingOnly)
         }
         if channels != nil && (!denoises || filePath == nil) {
@@ -305,7 +334,8 @@ struct DenoiseOptions: Equatable, Sendable {
         inputPath = scanned.positionals[0]
         outputPath = scanned.positionals[1]
         format = try OptionValue.format(
-            path: outputPath, formatName: scanned.last("format"), bitsName: scanned.last("bits"))
+            path: outputPath, formatName: scanned.last("format"), bitsName: scanned.last("bits"),
+            quality: try scanned.number("quality"), bitrateModeName: scanned.last("bitrate-mode"))
     }
 }
 

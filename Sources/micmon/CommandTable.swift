@@ -67,8 +67,16 @@ enum CommandTable {
     }
     static let format = OptionSpec(
         "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-        help: "wav | w64 | rf64 | caf | flac. Default: from the file's extension, else wav. A wav take "
-            + "becomes RF64 on its own before it reaches 4 GB.")
+        help: "wav | w64 | rf64 | caf | flac | ogg (Vorbis) | opus (Ogg Opus) | mp3. Default: from the file's "
+            + "extension (one micmon does not know is refused), else wav. A wav take becomes RF64 on its own "
+            + "before it reaches 4 GB.")
+    static let quality = OptionSpec(
+        "quality", "Q", kind: .number(NumberRange(0, 1)),
+        help: "ogg, opus, mp3: 0 (smallest) … 1 (best); libsndfile's compression level is 1 − Q. Default: the "
+            + "codec's.")
+    static let bitrateMode = OptionSpec(
+        "bitrate-mode", "M", kind: .choice(BitrateMode.allCases.map(\.rawValue)),
+        help: "mp3: cbr | vbr (the only codec here with a mode). Default: the codec's.")
     static let bits = OptionSpec(
         "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
         help: "16 | 24 | 32 | float (default float; flac: 16 or 24, default 24). The rate is the server's.")
@@ -85,7 +93,8 @@ enum CommandTable {
         help: "with --denoise: raw (the inputs), clean (the clean channel, mono) or all (inputs then clean; "
             + "default)")
 
-    static let recordingOnly = "--format, --bits and --force apply only when recording"
+    static let recordingOnly = "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"
+    static let recordingOptions = ["--format", "--bits", "--quality", "--bitrate-mode", "--force"]
 
     static let meters = """
         Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
@@ -143,7 +152,7 @@ enum CommandTable {
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
             options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
-            refusals: [(["--format", "--bits", "--force"], recordingOnly)],
+            refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
 
@@ -154,10 +163,12 @@ enum CommandTable {
             about: """
                 Every frame the server delivers is written. The header is rewritten and flushed
                 to the disk twice a second, so even kill -9 or a power cut leaves a file that
-                opens, missing at most the last half second. FLAC cannot survive that by itself:
-                a FLAC take is recorded through FILE.partial.w64 (W64, 32-bit float), copied
-                into FILE at the end and removed; after a kill, a full disk or an I/O error,
-                that file holds the take. A period that cannot be queued is counted as dropped
+                opens, missing at most the last half second. FLAC, ogg, opus and mp3 cannot
+                survive that by themselves: such a take is recorded through FILE.partial.w64
+                (W64, 32-bit float), encoded into FILE at the end and removed; after a kill, a
+                full disk or an I/O error, that file holds the take. opus holds only 8, 12, 16,
+                24 or 48 kHz and mp3 8 … 48 kHz, one or two channels: another server rate or
+                channel count is refused before anything is written (exit 64). A period that cannot be queued is counted as dropped
                 and written as silence in its place, so the file keeps its timeline; the summary
                 lists each drop and the exit code is 75.
 
@@ -166,7 +177,7 @@ enum CommandTable {
                 summary lists these server gaps apart from drops.
                 """,
             options: [
-                port, format, bits, force,
+                port, format, bits, quality, bitrateMode, force,
                 OptionSpec(
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
@@ -187,7 +198,7 @@ enum CommandTable {
             options: [
                 port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
             ],
-            refusals: [(["--format", "--bits", "--force"], recordingOnly)],
+            refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
 
@@ -205,7 +216,8 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, force, channels, denoise, duration, json, name, help, versionOption,
+                format, bits, quality, bitrateMode, force, channels, denoise, duration, json, name, help,
+                versionOption,
             ],
             refusals: [
                 (["-s", "--server"], "-s does not apply to micmon demo (it starts a private server of its own)"),
@@ -250,7 +262,7 @@ enum CommandTable {
                     ["-p", "--port"],
                     "-p does not apply to micmon latency (use --send and --return, or --software-loop)"
                 ),
-                (["--format", "--bits", "--force"], recordingOnly),
+                (recordingOptions, recordingOnly),
             ],
             notes: """
                 micmon disconnects what it connected when it exits. PORT is an exact name or
@@ -349,10 +361,11 @@ enum CommandTable {
                     help: "frames per block (the JACK period to imitate)"),
                 OptionSpec(
                     "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-                    help: "wav, w64, rf64, caf, flac (default: from OUT's extension, else wav)"),
+                    help: "wav, w64, rf64, caf, flac, ogg, opus, mp3 (default: from OUT's extension, else wav)"),
                 OptionSpec(
                     "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
                     help: "16, 24, 32 or float (default float; 24 for flac)"),
+                quality, bitrateMode,
                 OptionSpec("force", help: "overwrite OUT if it exists"),
                 help, versionOption,
             ],

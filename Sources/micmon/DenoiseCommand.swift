@@ -42,6 +42,9 @@ enum DenoiseCommand {
         } catch  where error.isAlreadyThere || error.isInUse {
             Console.error("micmon: " + OutputPath.creationRefusal(error))
             return .usage
+        } catch  where error.isFormatRefusal {
+            Console.error("micmon: \(error.description); nothing was written")
+            return .usage
         } catch {
             Console.error("micmon: " + Messages.cannotWrite(options.outputPath, error.message))
             return .fileError

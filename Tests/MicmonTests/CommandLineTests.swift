@@ -46,6 +46,10 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "rate"): return ("1.5", [])
     case (_, "on-route-loss"): return ("stop", [])
     case (_, "block"): return ("64", [])
+    case (.demo, "quality"): return ("0.5", ["--record", "demo.ogg"])
+    case (_, "quality"): return ("0.5", ["--format", "ogg"])
+    case (.demo, "bitrate-mode"): return ("vbr", ["--record", "demo.mp3"])
+    case (_, "bitrate-mode"): return ("vbr", ["--format", "mp3"])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
         (.completions, _), (.manual, _), (.ports, _):
@@ -339,12 +343,21 @@ struct CommandLineParseTests {
             ["denoise", "a", "b", "-n", "x"], "unknown option '-n' for micmon denoise (see micmon denoise --help)"),
         BadParse(["manual", "--json"], "unknown option '--json' for micmon manual (see micmon manual --help)"),
         // refusals
-        BadParse(["meter", "--bits", "16"], "--format, --bits and --force apply only when recording"),
-        BadParse(["monitor", "--format=wav"], "--format, --bits and --force apply only when recording"),
-        BadParse(["meter", "--force"], "--format, --bits and --force apply only when recording"),
-        BadParse(["latency", "--force"], "--format, --bits and --force apply only when recording"),
-        BadParse(["demo", "--bits", "16"], "--format, --bits and --force apply only when recording"),
-        BadParse(["demo", "--force"], "--format, --bits and --force apply only when recording"),
+        BadParse(
+            ["meter", "--bits", "16"],
+            "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
+        BadParse(
+            ["monitor", "--format=wav"],
+            "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
+        BadParse(
+            ["meter", "--force"], "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
+        BadParse(
+            ["latency", "--force"], "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
+        BadParse(
+            ["demo", "--bits", "16"],
+            "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
+        BadParse(
+            ["demo", "--force"], "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
         BadParse(
             ["latency", "-p", "system:capture_1"],
             "-p does not apply to micmon latency (use --send and --return, or --software-loop)"),
@@ -381,7 +394,28 @@ struct CommandLineParseTests {
         BadParse(
             ["record", "x.wav", "--monitor", "--gain", "loud"], "--gain needs a number, not 'loud'"
         ),
-        BadParse(["record", "x.wav", "--format", "mp3"], "unknown --format 'mp3' (wav, w64, rf64, caf, flac)"),
+        BadParse(
+            ["record", "x.wav", "--format", "aiff"],
+            "unknown --format 'aiff' (wav, w64, rf64, caf, flac, ogg, opus, mp3)"),
+        BadParse(
+            ["record", "take.xyz"],
+            "take.xyz: .xyz is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3); give --format F or a name that ends in one of those"
+        ),
+        BadParse(
+            ["denoise", "a.wav", "clean.m4a"],
+            "clean.m4a: .m4a is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3); give --format F or a name that ends in one of those"
+        ),
+        BadParse(["record", "take.ogg", "--bits", "16"], "--bits does not apply to ogg (its codec sets the encoding)"),
+        BadParse(
+            ["record", "take.opus", "--bitrate-mode", "cbr"],
+            "--bitrate-mode applies only to mp3 (libsndfile's opus has none)"),
+        BadParse(
+            ["record", "take.wav", "--quality", "0.5"], "--quality and --bitrate-mode apply only to ogg, opus and mp3"),
+        BadParse(["record", "take.mp3", "--bitrate-mode", "abr"], "unknown --bitrate-mode 'abr' (cbr, vbr)"),
+        BadParse(["record", "take.mp3", "--quality", "1.5"], "--quality must be between 0 and 1 (got 1.5)"),
+        BadParse(
+            ["meter", "--quality", "1"],
+            "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
         BadParse(
             ["record", "take.flac", "--bits", "float"],
@@ -390,7 +424,8 @@ struct CommandLineParseTests {
             ["record", "take.flac", "--bits=32"],
             "flac cannot hold 32-bit samples (libsndfile refuses the combination); try --bits 24"),
         BadParse(
-            ["demo", "--record", "d.wav", "--format", "ogg"], "unknown --format 'ogg' (wav, w64, rf64, caf, flac)"),
+            ["demo", "--record", "d.wav", "--format", "ogg3"],
+            "unknown --format 'ogg3' (wav, w64, rf64, caf, flac, ogg, opus, mp3)"),
         BadParse(
             ["record", "x.wav", "--denoise", "--channels", "left"], "--channels needs raw, clean or all, not 'left'"),
         BadParse(["record", "x.wav", "--channels", "raw"], "--channels applies only when recording with --denoise"),
@@ -457,6 +492,9 @@ struct CommandLineParseTests {
         default: break
         }
         if item.command == .record && item.option.long == "gain" { words.append("--monitor") }
+        if item.option.long == "quality" {
+            words += item.command == .demo ? ["--record", "d.ogg"] : ["--format", "ogg"]
+        }
         return words + [item.option.longName, value]
     }
 
