@@ -15,10 +15,20 @@ extension JackIntegrationTests {
         /// `jackd -n NAME -d dummy -r 48000 -p 256` without -S, started and stopped here (by its
         /// pid), waited for with jack_wait.
         static func startAsynchronousServer(_ name: String) throws -> ChildProcess {
+            let log = TestEnvironment.scratchFolder("timeline-jackd") + "/jackd.log"
             let jackd = try ChildProcess(
-                ["jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"])
-            try #require(
-                Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) (async) did not start")
+                ["jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"],
+                stdout: log, stderr: log)
+            if Shell.run("jack_wait", "-s", name, "-w", "-t", "20") != 0 {
+                jackd.signal(SIGTERM)
+                jackd.wait(timeout: 10)
+                // jackd says why (e.g. "Too many servers already active": libjack's registry
+                // holds a few servers per machine).
+                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw MissingRequirement(
+                    description: "jackd -n \(name) (async) did not start: "
+                        + said.split(separator: "\n").suffix(3).joined(separator: " / "))
+            }
             return jackd
         }
 
@@ -58,7 +68,8 @@ extension JackIntegrationTests {
             let result = child.wait(timeout: 60)
             witness.stop()
             #expect(result.exitCode == 75, "stderr: \(result.stderr)")
-            let summary = try #require(result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
             let missed = Self.gaps("missed_gaps", in: summary)
             let drops = Self.gaps("drops", in: summary)
             let framesMissed = try #require(Self.integer("frames_missed", in: summary))
@@ -69,7 +80,8 @@ extension JackIntegrationTests {
             // Every missed frame is a drop (silence), counted in frames_dropped.
             #expect(Self.integer("frames_dropped", in: summary) == drops.map(\.1).reduce(0, +))
             for gap in missed {
-                #expect(drops.contains { $0.0 <= gap.0 && gap.0 + gap.1 <= $0.0 + $0.1 }, "missed \(gap), drops \(drops)")
+                #expect(
+                    drops.contains { $0.0 <= gap.0 && gap.0 + gap.1 <= $0.0 + $0.1 }, "missed \(gap), drops \(drops)")
             }
             #expect(result.stderr.contains("the server ran"), "stderr: \(result.stderr)")
             // The take: 8 s, the source sample for sample except the drops, which are silence.
@@ -101,7 +113,8 @@ extension JackIntegrationTests {
                     "-p", server.source.outputPorts[1], "--duration", "4", "--json",
                 ], timeout: 40)
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-            let summary = try #require(result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
             #expect(Self.integer("frames_dropped", in: summary) == 0)
             #expect(Self.integer("frames_missed", in: summary) == 0)
             #expect(Self.integer("server_gap_count", in: summary) == 0)
