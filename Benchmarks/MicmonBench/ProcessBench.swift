@@ -144,11 +144,12 @@ final class ProcessBench {
         switch program {
         case .micmon:
             run.dropped = number(after: "dropped:", in: text)
-            // The summary line: "server gaps: 2, 64 frames (xruns: …)".
-            run.droppedByServer = number(before: " frames (xruns: cycles run without micmon", in: text) ?? 0
+            // The summary line: "server gaps: 2, 64 frames (the whole graph lost them: …)". Frames
+            // the server ran without micmon ("missed:") are in "dropped:".
+            run.droppedByServer = number(before: " frames (the whole graph lost them", in: text) ?? 0
             run.xruns = number(after: "xruns:", in: text)
-            // Exit 75 is "frames were dropped" by micmon itself: a failure. Server gaps (xruns)
-            // leave the exit code alone; the checks below judge the take.
+            // Exit 75 is "frames were dropped or missed" by micmon itself: a failure. Graph-wide
+            // server gaps leave the exit code alone; the checks below judge the take.
             if run.succeeded && ended.0 != .exited(0) {
                 run.failure = "micmon ended with \(ended.0.text): \(lastLines(output))"
             } else if run.succeeded && run.dropped == nil {

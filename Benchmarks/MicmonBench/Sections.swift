@@ -137,7 +137,7 @@ extension Report {
                 unit: "frames", digits: 0))
         figures.append(
             .measured(
-                section, "server gaps (xruns, not drops)  A micmon",
+                section, "server gaps (graph-wide, not drops)  A micmon",
                 micmonRuns.compactMap(\.droppedByServer).map(Double.init), unit: "frames", digits: 0))
         figures.append(
             .measured(

@@ -33,6 +33,10 @@ struct Soak {
         var frames = 0
         var expectedFrames = 0
         var framesDropped: Int?
+        /// Frames micmon's timeline rule says the server ran without it (part of `framesDropped`,
+        /// silence in the take), and late counter reads that netted out (docs/timeline.md).
+        var framesMissed: Int?
+        var timelineJitter: Int?
         var mismatches = 0
         var firstMismatch: Int?
         var rssStartKiB = 0
@@ -234,6 +238,8 @@ struct Soak {
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         let summary = output.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }.map(String.init) ?? ""
         outcome.framesDropped = Self.integer(after: "\"frames_dropped\":", in: summary)
+        outcome.framesMissed = Self.integer(after: "\"frames_missed\":", in: summary)
+        outcome.timelineJitter = Self.integer(after: "\"timeline_jitter\":", in: summary)
         outcome.xruns = Self.integer(after: "\"xruns\":", in: summary)
         outcome.expectedFrames = Int(seconds * 48000)
         (outcome.frames, outcome.mismatches, outcome.firstMismatch) = try Self.verify(take)
@@ -241,6 +247,9 @@ struct Soak {
         if outcome.exitCode != 0 { outcome.failures.append("micmon exited \(outcome.exitCode)") }
         if outcome.framesDropped != 0 {
             outcome.failures.append("frames dropped: \(outcome.framesDropped.map(String.init) ?? "unknown")")
+        }
+        if let missed = outcome.framesMissed, missed > 0 {
+            outcome.failures.append("of them missed (the server ran them without micmon): \(missed)")
         }
         if outcome.frames != outcome.expectedFrames {
             outcome.failures.append("take has \(outcome.frames) frames, expected \(outcome.expectedFrames)")

@@ -70,8 +70,8 @@ do {
         """
         micmon exit:     \(outcome.exitCode)
         frames:          \(outcome.frames) (expected \(outcome.expectedFrames))
-        frames dropped:  \(outcome.framesDropped.map(String.init) ?? "?")
-        xruns seen:      \(outcome.xruns.map(String.init) ?? "?")
+        frames dropped:  \(outcome.framesDropped.map(String.init) ?? "?") (missed: \(outcome.framesMissed.map(String.init) ?? "?"), timeline jitter: \(outcome.timelineJitter.map(String.init) ?? "?"))
+        xruns seen:      \(outcome.xruns.map(String.init) ?? "?") (events)
         sample mismatch: \(outcome.mismatches)
         RSS start / end: \(outcome.rssStartKiB) KiB / \(outcome.rssEndKiB) KiB (\(outcome.rssEndKiB - outcome.rssStartKiB >= 0 ? "+" : "")\(outcome.rssEndKiB - outcome.rssStartKiB) KiB), max \(outcome.rssMaxKiB) KiB
         """)

@@ -13,13 +13,20 @@ public struct CaptureCounters: ~Copyable {
     /// Set by the main thread once the sources are connected: the take starts at the next cycle,
     /// so it never begins with the silence of not-yet-connected inputs.
     public let isArmed = Atomic<Bool>(false)
-    /// Frames that did not fit the ring and will be silence in the file.
+    /// Frames that will be silence in the file: periods that did not fit the ring, and the
+    /// frames the server's clock ran past micmon (`framesMissed`).
     public let framesDropped = Atomic<UInt64>(0)
-    /// Gaps in the server's timeline (its frame counter jumped between two of micmon's cycles,
-    /// on an xrun), and the frames they span. Not drops: the take goes on with what the graph
-    /// delivered, and nothing is written in their place.
+    /// micmon's own timeline losses (`TimelineJudge`): the server's frame counter ran ahead of
+    /// the frames micmon was given and did not give them back; how many gaps and frames. Part of
+    /// `framesDropped` when recording (silence in their place).
+    public let missedGaps = Atomic<UInt64>(0)
+    public let framesMissed = Atomic<UInt64>(0)
+    /// Graph-wide gaps (the driver itself reported being late, so every client lost those
+    /// cycles), and the frames they span. Not drops: nothing is written in their place.
     public let serverGaps = Atomic<UInt64>(0)
     public let framesSkippedByServer = Atomic<UInt64>(0)
+    /// Late reads of the frame counter that netted out (+2N then +0): nothing lost, never a gap.
+    public let timelineJitter = Atomic<UInt64>(0)
     /// NaN and ±∞ samples monitoring sent to its outputs as 0 (`CaptureKernel.monitorPass`).
     public let monitorNonFiniteReplaced = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.

@@ -26,9 +26,12 @@ struct CaptureKernel {
     let samples: SPSCRing<Float>.Producer?
     /// Where dropped periods go, for the writer to fill with silence.
     let drops: SPSCRing<DropEvent>.Producer?
-    /// Where the server's timeline gaps go (the frame counter jumped: cycles the server did not
-    /// run micmon for), for the summary; nothing is written in their place.
+    /// Where graph-wide gaps go (cycles every client lost: the driver itself was late), for the
+    /// summary; nothing is written in their place (`TimelineJudge`).
     let serverGaps: SPSCRing<DropEvent>.Producer
+    /// Where micmon's own timeline losses go (the server's clock ran past micmon), for the
+    /// summary; each is also a drop, written as silence in its place (`TimelineJudge`).
+    let missedGaps: SPSCRing<DropEvent>.Producer
     let counters: UnsafeMutablePointer<CaptureCounters>
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
@@ -56,23 +59,41 @@ struct CaptureKernel {
     var isTaking = false
     /// Frames taken so far (the timeline), private to the realtime thread.
     var framesTaken: UInt64 = 0
-    /// The server's frame counter at the last cycle's start, and that cycle's length, to see
-    /// cycles the server did not run this client for (xruns). Realtime thread only.
-    var lastCycleStartFrame: UInt32 = 0
-    var lastCycleFrames: UInt32 = 0
-    var hasLastCycle = false
+    /// The timeline rule over the server's frame counter (docs/timeline.md). Realtime thread only.
+    /// (Made for 48 kHz; `CaptureMemory` sets the session's rate.)
+    var timeline = TimelineJudge(sampleRate: 48000)
+    /// While the judge holds an excess: where on the take's timeline it appeared, and the frames
+    /// written into the ring since but not committed, so that a settled loss goes in before them.
+    var holdStart: UInt64?
+    var heldFrames = 0
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
     /// Dropped frames not yet reported to the drop log (merged while periods keep dropping).
     var pendingDrop = DropEvent(startFrame: 0, frameCount: 0)
 
-    /// One process cycle: queue the period for the writer (whole or not at all), meter it,
-    /// publish the readings and counters. Realtime thread.
+    /// One process cycle: judge the timeline, queue the period for the writer (whole or not at
+    /// all), meter it, publish the readings and counters. `cycleStartFrame` is the server's frame
+    /// counter (when `knowsCycleFrame`), `cycleMicroseconds` when the cycle ran and `driverStamp`
+    /// the driver's lateness stamp, for `TimelineJudge`. Realtime thread.
     @_noLocks @_noAllocation
-    mutating func process(frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false) {
+    mutating func process(
+        frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false, cycleMicroseconds: UInt64 = 0,
+        driverStamp: Float = 0
+    ) {
         let counters = self.counters
         cleanFrameCount = 0
+        // The last cycle settles what the judge still holds, before the stop is confirmed (the
+        // writer finishes once it is): this cycle's counter first, then whatever is left.
+        if isTaking && timeline.isHolding && link.state.pointee.stopRequested.load(ordering: .acquiring) {
+            if knowsCycleFrame {
+                apply(
+                    timeline.step(
+                        counter: cycleStartFrame, frames: UInt32(truncatingIfNeeded: frameCount),
+                        microseconds: cycleMicroseconds, driverStamp: driverStamp))
+            }
+            apply(timeline.settleNow())
+        }
         if link.beginCycle(frameCount: frameCount) { return }
         // The cycle that first sees the flag may have started before the connections were made;
         // the take begins with the one after it.
@@ -81,7 +102,16 @@ struct CaptureKernel {
             return
         }
         if knowsCycleFrame {
-            noteServerGap(cycleStartFrame: cycleStartFrame, frameCount: frameCount)
+            let frames = UInt32(truncatingIfNeeded: frameCount)
+            // Across a period change the account starts afresh.
+            if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
+            apply(
+                timeline.step(
+                    counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds,
+                    driverStamp: driverStamp))
+            // A ring already dropping cannot hold: settle at once (the loss joins the drop).
+            if timeline.isHolding && pendingDrop.frameCount > 0 { apply(timeline.settleNow()) }
+            if timeline.isHolding && holdStart == nil { holdStart = framesTaken }
         }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
@@ -97,7 +127,13 @@ struct CaptureKernel {
         }
 
         if let samples, let drops {
-            if !queue(frames: frames, samples: samples, drops: drops) {
+            var queued = queue(frames: frames, samples: samples, drops: drops)
+            if !queued && timeline.isHolding {
+                // No room to hold more: settle now, release what is held, and try again.
+                apply(timeline.settleNow())
+                queued = queue(frames: frames, samples: samples, drops: drops)
+            }
+            if !queued {
                 if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
                 pendingDrop.frameCount &+= UInt64(frames)
                 counters.pointee.framesDropped.add(UInt64(frames), ordering: .relaxed)
@@ -189,60 +225,111 @@ struct CaptureKernel {
         return replaced
     }
 
-    /// Notes a gap in the server's timeline: the frame counter moved on by more than the last
-    /// period, so the server ran cycles without this client (an xrun). The gap is counted and
-    /// logged at the take's position, and the take goes on with what the graph delivers next,
-    /// with nothing inserted: such a jump is cycles the server ran for no client at all (the
-    /// sources produced nothing for them either) or a late callback reading the next cycle's
-    /// counter, so silence in its place would put into the take frames the graph never had.
-    /// Realtime thread.
+    /// Carries out what the timeline judge settled: a graph-wide gap is logged and counted; a
+    /// loss of micmon's own becomes a drop at the place the excess appeared, before the periods
+    /// held since (silence the writer fills in, within `frameLimit`); then what was held is
+    /// released to the writer. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func noteServerGap(cycleStartFrame: UInt32, frameCount: Int) {
-        defer {
-            lastCycleStartFrame = cycleStartFrame
-            lastCycleFrames = UInt32(truncatingIfNeeded: frameCount)
-            hasLastCycle = true
+    private mutating func apply(_ verdict: TimelineJudge.Verdict) {
+        guard verdict.releasesHold || verdict.jitterFrames > 0 || verdict.counterReset else { return }
+        let counters = self.counters
+        if verdict.jitterFrames > 0 {
+            counters.pointee.timelineJitter.store(timeline.jitterEvents, ordering: .relaxed)
         }
-        // Across a period change the server's frame counter is not continuous: judge only
-        // cycles of the same length as the last one.
-        guard hasLastCycle, UInt32(truncatingIfNeeded: frameCount) == lastCycleFrames else { return }
-        let gap = cycleStartFrame &- (lastCycleStartFrame &+ lastCycleFrames)
-        // A wrapped (negative) or absurd jump is a clock reset, not a gap: ignore it.
-        guard gap > 0, gap < 1 << 24, framesTaken < frameLimit else { return }
-        counters.pointee.serverGaps.add(1, ordering: .relaxed)
-        counters.pointee.framesSkippedByServer.add(UInt64(gap), ordering: .relaxed)
-        // Filled field by field from a copy: DropEvent's initializer lives in another file,
-        // which a debug build's per-file check of this function cannot see into.
-        var event = pendingDrop
-        event.startFrame = framesTaken
-        event.frameCount = UInt64(gap)
-        // A full log loses the entry, never the counts.
-        _ = serverGaps.pushOne(event)
+        let place = holdStart ?? framesTaken
+        if verdict.graphFrames > 0 && place < frameLimit {
+            counters.pointee.serverGaps.add(1, ordering: .relaxed)
+            counters.pointee.framesSkippedByServer.add(verdict.graphFrames, ordering: .relaxed)
+            // Filled field by field from a copy: DropEvent's initializer lives in another file,
+            // which a debug build's per-file check of this function cannot see into.
+            var event = pendingDrop
+            event.startFrame = place
+            event.frameCount = verdict.graphFrames
+            // A full log loses the entry, never the counts.
+            _ = serverGaps.pushOne(event)
+        }
+        var held = UInt64(heldFrames)
+        if verdict.missedFrames > 0 && place < frameLimit {
+            let room = frameLimit - place
+            let missed = verdict.missedFrames < room ? verdict.missedFrames : room
+            if held > room - missed { held = room - missed }
+            counters.pointee.missedGaps.add(1, ordering: .relaxed)
+            counters.pointee.framesMissed.add(missed, ordering: .relaxed)
+            var event = pendingDrop
+            event.startFrame = place
+            event.frameCount = missed
+            _ = missedGaps.pushOne(event)
+            if samples != nil, let drops {
+                if pendingDrop.frameCount > 0 {
+                    // The ring is dropping (nothing is held): the loss continues that drop.
+                    pendingDrop.frameCount &+= missed
+                    counters.pointee.framesDropped.add(missed, ordering: .relaxed)
+                } else if drops.pushOne(event) {
+                    counters.pointee.framesDropped.add(missed, ordering: .relaxed)
+                } else {
+                    // No room in the drop log: what is held becomes silence with the loss, counted.
+                    pendingDrop.startFrame = place
+                    pendingDrop.frameCount = missed &+ held
+                    counters.pointee.framesDropped.add(missed &+ held, ordering: .relaxed)
+                    heldFrames = 0
+                }
+            }
+            framesTaken = place &+ missed &+ held
+        } else if verdict.releasesHold && holdStart != nil {
+            framesTaken = place &+ held
+        }
+        if verdict.releasesHold {
+            if let samples, heldFrames > 0, held > 0 {
+                samples.commitWrite(count: Int(truncatingIfNeeded: held) &* recordedChannelCount)
+            }
+            heldFrames = 0
+            holdStart = nil
+        }
+        counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
+        if framesTaken >= frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
-    /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false
-    /// (and writes nothing) when the ring or the drop log has no room. Realtime thread.
+    /// Interleaves `frames` frames into the ring, after reporting any pending drop, behind the
+    /// frames held for the timeline judge; commits them unless the judge holds (they then wait
+    /// for `apply` to release them). Returns false (and writes nothing) when the ring or the drop
+    /// log has no room. Realtime thread.
     @_noLocks @_noAllocation
     private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer)
         -> Bool
     {
         if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
         let channelCount = recordedChannelCount
-        guard let slices = samples.writableSlices(count: frames * channelCount) else { return false }
+        let held = heldFrames
+        guard let slices = samples.writableSlices(count: (held + frames) * channelCount) else { return false }
         if pendingDrop.frameCount > 0 {
             // SAFETY: one free slot was checked above; only this thread produces drop events.
             drops.writableSlices(count: 1)!.first[0] = pendingDrop
             drops.commitWrite(count: 1)
             pendingDrop.frameCount = 0
         }
-        // The ring holds whole frames, so the wrap point falls on a frame boundary.
+        // The ring holds whole frames, so the wrap point falls on a frame boundary. This period
+        // goes after the held frames: into the first slice from there, the rest into the second.
         let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
-        Self.interleave(
-            recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
-        Self.interleave(
-            recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
-            frameCount: frames - framesInFirst)
-        samples.commitWrite(count: frames * channelCount)
+        let inFirst = held >= framesInFirst ? 0 : (frames < framesInFirst - held ? frames : framesInFirst - held)
+        if inFirst > 0, let base = slices.first.baseAddress {
+            Self.interleave(
+                recordSources, channelCount: channelCount,
+                into: UnsafeMutableBufferPointer(start: base + held * channelCount, count: inFirst * channelCount),
+                fromFrame: 0, frameCount: inFirst)
+        }
+        if frames > inFirst, let base = slices.second.baseAddress {
+            let offset = held >= framesInFirst ? held - framesInFirst : 0
+            Self.interleave(
+                recordSources, channelCount: channelCount,
+                into: UnsafeMutableBufferPointer(
+                    start: base + offset * channelCount, count: (frames - inFirst) * channelCount),
+                fromFrame: inFirst, frameCount: frames - inFirst)
+        }
+        if timeline.isHolding {
+            heldFrames = held + frames
+        } else {
+            samples.commitWrite(count: frames * channelCount)
+        }
         return true
     }
 

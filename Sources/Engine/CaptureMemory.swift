@@ -34,8 +34,9 @@ final class CaptureMemory {
     /// Interleaved frames for the writer, and the dropped periods, or nil when nothing is recorded.
     let sampleRing: SPSCRing<Float>?
     let dropRing: SPSCRing<DropEvent>?
-    /// The realtime side's log of server gaps.
+    /// The realtime side's logs of graph-wide gaps and of micmon's own timeline losses.
     let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
+    let missedRing = SPSCRing<DropEvent>(capacity: 1024)
     /// Channels in the file: the inputs, the clean channel, or both (see `RecordedChannels`).
     let recordedChannelCount: Int
     let kernel: CaptureKernel
@@ -91,15 +92,19 @@ final class CaptureMemory {
             dropRing = nil
         }
         memory.keep(serverGapRing)
+        memory.keep(missedRing)
         if let suppressor = plan.suppressor { memory.keep(suppressor) }
 
-        kernel = CaptureKernel(
+        var kernel = CaptureKernel(
             link: link, channelCount: channelCount, ports: memory.make(copying: plan.inputPorts), inputs: inputs,
             meters: memory.make(repeating: ChannelMeter(), count: meterCount),
             meterCoefficients: MeterCoefficients(sampleRate: Double(plan.sampleRate)),
             meterMailbox: mailbox.writer, samples: sampleRing?.producer, drops: dropRing?.producer,
-            serverGaps: serverGapRing.producer, counters: counters, frameLimit: max(plan.frameLimit, 1),
-            monitor: route, meterCount: meterCount, recordSources: inputs + recorded.offset,
-            recordedChannelCount: recorded.count, suppressor: plan.suppressor?.kernelPointer)
+            serverGaps: serverGapRing.producer, missedGaps: missedRing.producer, counters: counters,
+            frameLimit: max(plan.frameLimit, 1), monitor: route, meterCount: meterCount,
+            recordSources: inputs + recorded.offset, recordedChannelCount: recorded.count,
+            suppressor: plan.suppressor?.kernelPointer)
+        kernel.timeline = TimelineJudge(sampleRate: plan.sampleRate)
+        self.kernel = kernel
     }
 }

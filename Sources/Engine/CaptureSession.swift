@@ -89,15 +89,28 @@ public struct CaptureSummary: Sendable {
     /// Frames on the take's timeline (= frames in the file when recording).
     public let framesTaken: UInt64
     public let framesWritten: UInt64
+    /// Frames written as silence: periods the ring could not take, and `framesMissed`.
     public let framesDropped: UInt64
-    /// Gaps in the server's timeline (cycles it ran without micmon, on xruns) and the frames
-    /// they span. Not drops: the take holds what the graph delivered, contiguous.
+    /// Graph-wide gaps (the driver itself was late: every client lost those cycles) and the
+    /// frames they span. Not drops: nothing is written in their place.
     public let serverGapCount: UInt64
     public let framesSkippedByServer: UInt64
     /// Where those gaps fall in the take (the first `CaptureSession.serverGapListLimit`).
     public let serverGaps: [DropEvent]
     public let drops: [DropEvent]
+    /// Xrun events (notifications within one period are one event).
     public let xruns: UInt64
+    /// micmon's own timeline losses (`TimelineJudge`): the server's clock ran past micmon and
+    /// did not give the frames back. Counted in `framesDropped` when recording (silence in their
+    /// place). JACK does not say whether other clients got those frames (docs/timeline.md).
+    public var missedGapCount: UInt64 = 0
+    public var framesMissed: UInt64 = 0
+    /// Where those losses fall in the take (the first `CaptureSession.serverGapListLimit`).
+    public var missedGaps: [DropEvent] = []
+    /// Late reads of the frame counter that netted out (+2N then +0): nothing lost.
+    public var timelineJitter: UInt64 = 0
+    /// The raw xrun callbacks behind `xruns`.
+    public var xrunCallbacks: UInt64 = 0
     public let readings: [MeterReading]
     public let fileError: SoundFileError?
     public let serverWasLost: Bool
@@ -134,6 +147,7 @@ public final class CaptureSession {
     private var counters: UnsafeMutablePointer<CaptureCounters> { parts.counters }
     private let writer: TakeWriter?
     private var serverGapLog: [DropEvent] = []
+    private var missedLog: [DropEvent] = []
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
     public static let serverGapListLimit = 1000
     private let routeWatch: RouteWatch
@@ -295,11 +309,15 @@ public final class CaptureSession {
     }
 
     private func drainServerGaps() {
-        let consumer = parts.serverGapRing.consumer
+        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog)
+        Self.drain(parts.missedRing.consumer, into: &missedLog)
+    }
+
+    private static func drain(_ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent]) {
         let slices = consumer.readableSlices()
         guard slices.count > 0 else { return }
-        for gap in slices.first where serverGapLog.count < Self.serverGapListLimit { serverGapLog.append(gap) }
-        for gap in slices.second where serverGapLog.count < Self.serverGapListLimit { serverGapLog.append(gap) }
+        for gap in slices.first where log.count < serverGapListLimit { log.append(gap) }
+        for gap in slices.second where log.count < serverGapListLimit { log.append(gap) }
         consumer.commitRead(count: slices.count)
     }
 
@@ -342,6 +360,11 @@ public final class CaptureSession {
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())
         final.monitorNonFiniteReplaced = counters.pointee.monitorNonFiniteReplaced.load(ordering: .relaxed)
+        final.missedGapCount = counters.pointee.missedGaps.load(ordering: .relaxed)
+        final.framesMissed = counters.pointee.framesMissed.load(ordering: .relaxed)
+        final.missedGaps = missedLog
+        final.timelineJitter = counters.pointee.timelineJitter.load(ordering: .relaxed)
+        final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
         summary = final
         return final

@@ -53,14 +53,20 @@ private func sessionState(_ context: UnsafeMutableRawPointer) -> UnsafeMutablePo
     context.assumingMemoryBound(to: SessionState.self)
 }
 
-/// Xrun notification: counts it and notes when. JACK's notification thread (the only producer
-/// of the xrun-time ring).
+/// Xrun notification: counts the callback, and an event when it is the first within a period
+/// (`XrunCoalescer`), noting when the event began. JACK's notification thread (the only producer
+/// of the xrun-time ring and the only user of the coalescer).
 nonisolated func sessionXrun(_ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let context else { return 0 }
     let state = sessionState(context)
+    state.pointee.xrunCallbacks.add(1, ordering: .relaxed)
+    let now = JackClock.now()
+    let rate = UInt64(state.pointee.sampleRate > 0 ? state.pointee.sampleRate : 48000)
+    let period = UInt64(state.pointee.periodFrames.load(ordering: .relaxed)) * 1_000_000 / rate
+    guard state.pointee.xrunCoalescer.note(atMicroseconds: now, periodMicroseconds: period) else { return 0 }
     state.pointee.xruns.add(1, ordering: .relaxed)
     if let slot = state.pointee.xrunTimes.writableSlices(count: 1) {
-        slot.first[0] = JackClock.now()
+        slot.first[0] = now
         state.pointee.xrunTimes.commitWrite(count: 1)
     } else {
         state.pointee.xrunTimesMissed.add(1, ordering: .relaxed)

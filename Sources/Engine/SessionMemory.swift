@@ -79,7 +79,9 @@ final class SessionMemory {
     }
 
     // Shared counters, for the main thread.
+    /// Xrun events (notifications within a period are one), and the raw callbacks.
     var xruns: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
+    var xrunCallbacks: UInt64 { state.pointee.xrunCallbacks.load(ordering: .relaxed) }
     var serverIsGone: Bool { state.pointee.serverIsGone.load(ordering: .acquiring) }
     var sampleRateChanged: Bool { state.pointee.sampleRateChanged.load(ordering: .acquiring) }
     var periodFrames: Int { Int(state.pointee.periodFrames.load(ordering: .relaxed)) }

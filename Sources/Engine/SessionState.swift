@@ -23,10 +23,14 @@ struct SessionState: ~Copyable {
     let timingsMissed = Atomic<UInt64>(0)
     /// The last period size, in frames (set by the buffer-size callback and by each cycle).
     let periodFrames = Atomic<UInt32>(0)
-    /// Xruns the server reported, and those whose time did not fit the xrun-time ring.
-    /// JACK's notification thread.
+    /// Xrun events: notifications within one period of each other are one event (jackd2 calls
+    /// once per late client per cycle; `XrunCoalescer`). The raw callbacks are counted apart, and
+    /// so are events whose time did not fit the xrun-time ring. JACK's notification thread.
     let xruns = Atomic<UInt64>(0)
+    let xrunCallbacks = Atomic<UInt64>(0)
     let xrunTimesMissed = Atomic<UInt64>(0)
+    /// Groups the notifications into events. JACK's notification thread only.
+    var xrunCoalescer = XrunCoalescer()
     /// Set when the server shut down or kicked the client out (any thread, even the realtime one).
     let serverIsGone = Atomic<Bool>(false)
     /// Set when the sample rate changed under a running session (notification thread).
@@ -34,7 +38,7 @@ struct SessionState: ~Copyable {
 
     /// The rate the session was prepared for; another one raises `sampleRateChanged`.
     let sampleRate: UInt32
-    /// When each xrun was reported (JACK µs). Written by the notification thread only.
+    /// When each xrun event began (JACK µs). Written by the notification thread only.
     let xrunTimes: SPSCRing<UInt64>.Producer
     /// When a port or connection changed somewhere in the graph (JACK µs), for `RouteWatch`.
     /// Written by the notification thread only; a full ring drops the note.

@@ -47,6 +47,15 @@ public enum JackClock {
         return (current, period, frames)
     }
 
+    /// The driver's lateness stamp (`jack_get_xrun_delayed_usecs`): how late the driver was at
+    /// its last own xrun, in µs. It changes only when the driver itself reported being late (an
+    /// xrun every client shares); a client skipped alone leaves it as it was. 0 where the server
+    /// does not keep it. Realtime thread, inside the process callback (a read of shared memory).
+    @inlinable
+    public static func driverLateness(_ client: OpaquePointer) -> Float {
+        jack_get_xrun_delayed_usecs(client)
+    }
+
     /// Frames since the current cycle started, by the server's clock
     /// (`jack_frames_since_cycle_start`). Realtime thread, inside the process callback.
     @inlinable

@@ -20,8 +20,14 @@ public enum Messages {
         "the server's sample rate changed; the take was ended (a file cannot change rate)"
 
     public static func serverGaps(frames: UInt64, gaps: UInt64) -> String {
+        "the whole graph lost \(frames) frames in \(gaps) gap" + (gaps == 1 ? "" : "s")
+            + " (the driver was late); nothing inserted (see the summary)"
+    }
+
+    /// micmon's own timeline losses (docs/timeline.md).
+    public static func framesMissed(_ frames: UInt64, gaps: UInt64) -> String {
         "the server ran \(frames) frames without micmon in \(gaps) gap" + (gaps == 1 ? "" : "s")
-            + " (xruns); the take holds what it delivered, with nothing inserted (see the summary)"
+            + " (micmon was late or stopped; JACK cannot tell whether other clients got them)"
     }
 
     public static func framesDropped(_ frames: UInt64) -> String {

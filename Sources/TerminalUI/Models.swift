@@ -122,11 +122,19 @@ public struct SessionSummary: Sendable, Equatable {
     public var channels: [Channel]
     public var xruns: UInt64
     public var framesDropped: UInt64
-    /// Gaps in the server's timeline (cycles it ran without micmon, on xruns), the frames they
-    /// span, and where they fall in the take (the first ones). Not drops: nothing fills them.
+    /// Graph-wide gaps (the driver itself was late: every client lost those cycles), the frames
+    /// they span, and where they fall in the take (the first ones). Not drops: nothing fills them.
     public var serverGapCount: UInt64 = 0
     public var framesSkippedByServer: UInt64 = 0
     public var serverGaps: [Drop] = []
+    /// micmon's own timeline losses (the server's clock ran past micmon; silence in their place,
+    /// counted in `framesDropped`), where they fall, late counter reads that netted out, and the
+    /// raw xrun callbacks behind the `xruns` events. docs/timeline.md.
+    public var missedGapCount: UInt64 = 0
+    public var framesMissed: UInt64 = 0
+    public var missedGaps: [Drop] = []
+    public var timelineJitter: UInt64 = 0
+    public var xrunCallbacks: UInt64 = 0
     public var drops: [Drop]
     public var filePath: String?
     /// The crash-safe intermediate (`FILE.partial.w64`) when the take went through one and it

@@ -15,9 +15,12 @@ public enum SummaryFormatter {
     ///       in_1             -3.21         -15.40         0
     ///       non-finite: in_1 3 samples (NaN or ±∞, metered as silence; counted in clips)
     ///       monitor:   3 non-finite samples sent as 0
-    ///       xruns:     0
+    ///       xruns:     1 event (8 callbacks)
     ///       dropped:   1024 frames in 1 gap
     ///         at 1.000 s (frame 48000): 1024 frames (21.3 ms)
+    ///       missed:    1024 frames in 1 gap, silence in place (the server ran them without micmon, …)
+    ///         at 1.000 s (frame 48000): 1024 frames (21.3 ms)
+    ///       jitter:    3 late counter reads, nothing lost (only when there were any)
     public static func text(_ s: SessionSummary) -> String {
         let names = s.channels.map { TextFormat.printable($0.name) }
         let nameWidth = min(max(names.map(\.count).max() ?? 0, 7), 24)
@@ -51,7 +54,10 @@ public enum SummaryFormatter {
         if s.nonFiniteReplaced > 0 {
             lines.append("  monitor:   \(s.nonFiniteReplaced) non-finite samples sent as 0")
         }
-        lines.append("  xruns:     \(s.xruns)")
+        lines.append(
+            "  xruns:     \(s.xruns)"
+                + (s.xrunCallbacks > s.xruns
+                    ? " event" + (s.xruns == 1 ? "" : "s") + " (\(s.xrunCallbacks) callbacks)" : ""))
         if let t = s.callbackTiming {
             lines.append(
                 "  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
@@ -68,11 +74,21 @@ public enum SummaryFormatter {
                 "  dropped:   \(s.framesDropped) frames in \(s.drops.count) gap" + (s.drops.count == 1 ? "" : "s"))
             lines += listed(s.drops, total: s.drops.count, sampleRate: s.sampleRate)
         }
+        if s.missedGapCount > 0 {
+            lines.append(
+                "  missed:    \(s.framesMissed) frames in \(s.missedGapCount) gap" + (s.missedGapCount == 1 ? "" : "s")
+                    + (s.filePath == nil ? "" : ", silence in place")
+                    + " (the server ran them without micmon; JACK cannot tell whether other clients got them)")
+            lines += listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
+        }
         if s.serverGapCount > 0 {
             lines.append(
-                "  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (xruns: cycles run without micmon; nothing inserted)"
+                "  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (the whole graph lost them: the driver was late; nothing inserted)"
             )
             lines += listed(s.serverGaps, total: Int(s.serverGapCount), sampleRate: s.sampleRate)
+        }
+        if s.timelineJitter > 0 {
+            lines.append("  jitter:    \(s.timelineJitter) late counter reads, nothing lost")
         }
         return lines.joined(separator: "\n")
     }
@@ -90,9 +106,12 @@ public enum SummaryFormatter {
 
     /// One line, e.g.
     ///
-    ///     {"type":"summary","schema":1,"reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0}],"non_finite_replaced":0,"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}
+    ///     {"type":"summary","schema":1,"reason":"duration reached","file":"take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0}],"non_finite_replaced":0,"xruns":0,"frames_dropped":1024,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[],"xrun_callbacks":0,"missed_gap_count":0,"frames_missed":0,"missed_gaps":[],"timeline_jitter":0}
     ///
-    /// `non_finite_replaced` counts the NaN and ±∞ samples monitoring sent to JACK as 0.
+    /// `non_finite_replaced` counts the NaN and ±∞ samples monitoring sent to JACK as 0. `xruns`
+    /// counts events (`xrun_callbacks` the raw callbacks); `frames_missed` (in `missed_gap_count`
+    /// gaps, placed in `missed_gaps`) are frames the server ran without micmon, included in
+    /// `frames_dropped` when recording; `timeline_jitter` counts late counter reads that netted out.
     /// `partial` (the crash-safe intermediate's path) follows when the take was recorded
     /// through one and it was kept; `callback_us` follows, when the callback's timing was measured.
     public static func json(_ s: SessionSummary) -> String {
@@ -129,6 +148,11 @@ public enum SummaryFormatter {
         object.integer("server_gap_count", s.serverGapCount)
         object.integer("frames_skipped_by_server", s.framesSkippedByServer)
         object.objects("server_gaps", gapList(s.serverGaps))
+        object.integer("xrun_callbacks", s.xrunCallbacks)
+        object.integer("missed_gap_count", s.missedGapCount)
+        object.integer("frames_missed", s.framesMissed)
+        object.objects("missed_gaps", gapList(s.missedGaps))
+        object.integer("timeline_jitter", s.timelineJitter)
         if let partial = s.partialPath { object.string("partial", partial) }
         if let t = s.callbackTiming {
             var timing = JSONObject()

@@ -165,8 +165,11 @@ enum CaptureCommand {
             Console.error(
                 "micmon: " + Messages.serverGaps(frames: summary.framesSkippedByServer, gaps: summary.serverGapCount))
         }
-        if summary.framesDropped > 0 {
-            Console.error("micmon: " + Messages.framesDropped(summary.framesDropped))
+        if summary.framesMissed > 0 {
+            Console.error("micmon: " + Messages.framesMissed(summary.framesMissed, gaps: summary.missedGapCount))
+        }
+        if summary.framesDropped > 0 || summary.framesMissed > 0 {
+            if summary.framesDropped > 0 { Console.error("micmon: " + Messages.framesDropped(summary.framesDropped)) }
             return .framesDropped
         }
         return .ok

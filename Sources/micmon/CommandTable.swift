@@ -172,9 +172,11 @@ enum CommandTable {
                 and written as silence in its place, so the file keeps its timeline; the summary
                 lists each drop and the exit code is 75.
 
-                When the server runs cycles without micmon (an xrun: its frame counter jumps),
-                the take goes on with what the graph delivers next, nothing inserted; the
-                summary lists these server gaps apart from drops.
+                When the server's frame counter runs past the frames micmon was given and does
+                not give them back (micmon was late or stopped), those frames are missed: silence
+                in their place, listed and counted as dropped (exit 75). A late counter read
+                that nets out is jitter, not a gap; frames the driver lost for every client are
+                server gaps, listed apart with nothing inserted (docs/timeline.md).
                 """,
             options: [
                 port, format, bits, quality, bitrateMode, force,

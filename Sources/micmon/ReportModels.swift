@@ -95,5 +95,10 @@ extension SessionSummary {
         partialPath = summary.partialPath
         serverGapCount = summary.serverGapCount
         serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
+        missedGapCount = summary.missedGapCount
+        framesMissed = summary.framesMissed
+        missedGaps = summary.missedGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
+        timelineJitter = summary.timelineJitter
+        xrunCallbacks = summary.xrunCallbacks
     }
 }

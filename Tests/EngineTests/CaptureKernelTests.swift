@@ -22,6 +22,7 @@ final class CaptureKernelTests {
     let samples = SPSCRing<Float>(capacity: 256 * 2)  // 4 periods
     let drops = SPSCRing<DropEvent>(capacity: 8)
     let serverGaps = SPSCRing<DropEvent>(capacity: 2)
+    let missedGaps = SPSCRing<DropEvent>(capacity: 4)
     /// The session core's memory (a timing ring of 4), as a session would make it.
     let memory = SessionMemory(sampleRate: 48000, timingCapacity: 4)
     var state: UnsafeMutablePointer<SessionState> { memory.state }
@@ -34,13 +35,15 @@ final class CaptureKernelTests {
         inputs.initialize(repeating: UnsafePointer(left), count: 2)
         kernel = Self.makeKernel(
             ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-            drops: drops, serverGaps: serverGaps, counters: counters, memory: memory, frameLimit: .max)
+            drops: drops, serverGaps: serverGaps, missedGaps: missedGaps, counters: counters, memory: memory,
+            frameLimit: .max)
     }
 
     static func makeKernel(
         ports: UnsafeMutablePointer<OpaquePointer>, inputs: UnsafeMutablePointer<UnsafePointer<Float>>,
         meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
         samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, serverGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
+        missedGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
         counters: UnsafeMutablePointer<CaptureCounters>,
         memory: SessionMemory, frameLimit: UInt64
     ) -> CaptureKernel {
@@ -48,7 +51,8 @@ final class CaptureKernelTests {
             link: memory.link(client: OpaquePointer(bitPattern: 0x10)!, readsSystemClock: false),
             channelCount: 2, ports: ports, inputs: inputs, meters: meters,
             meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
-            samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer, counters: counters,
+            samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer,
+            missedGaps: missedGaps.producer, counters: counters,
             frameLimit: frameLimit, monitor: nil,
             meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
         kernel.isTaking = true
@@ -238,59 +242,123 @@ final class CaptureKernelTests {
         #expect(statistics.overrunCycleStarts == [1000])
     }
 
-    /// A frame-counter jump between two cycles is a gap in the server's timeline, not a loss of
-    /// micmon's: on a dummy server such cycles ran for no client (the source rendered nothing
-    /// for them) or the callback read the next cycle's counter late (the soak's traces, see
-    /// Benchmarks/MicmonSoak). The take holds exactly what the graph delivered.
-    @Test("a server gap (frame counter jumped) is counted and logged; the take goes on with nothing inserted")
-    func serverGapIsLoggedNotFilled() throws {
+    /// One cycle at server frame counter `counter`, its inputs carrying the source's frames from
+    /// `source` on (+(i+1) on channel 1, −(i+1) on channel 2), with the driver's stamp.
+    func cycle(at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0) {
+        for i in 0 ..< frames {
+            left[i] = Float(source + i + 1)
+            right[i] = -Float(source + i + 1)
+        }
+        inputs[0] = UnsafePointer(left)
+        inputs[1] = UnsafePointer(right)
+        kernel.process(
+            frameCount: frames, cycleStartFrame: counter, knowsCycleFrame: true, driverStamp: driverStamp)
+    }
+
+    /// Waits (up to 5 s) until the writer has written everything committed so far.
+    func waitForWriter(_ writer: TakeWriter, frames: UInt64) {
+        let deadline = Date().addingTimeInterval(5)
+        while writer.framesWritten.load(ordering: .relaxed) < frames && Date() < deadline { usleep(1000) }
+    }
+
+    /// micmon's own loss: the server's counter ran a period past micmon (the source went on) and
+    /// did not give it back, so the take holds silence exactly there and counts it dropped; a
+    /// late counter read (+2N then +0, the data contiguous) is jitter: nothing inserted, no gap.
+    @Test("the counter running past micmon is silence in place, counted; a +2N/+0 read is jitter, not a gap")
+    func missedFramesAreSilenceInPlace() throws {
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try makeWriter(path)
         writer.start()
-        func cycle(at frame: UInt32, frames: Int = 64) {
-            for i in 0 ..< frames {
-                left[i] = Float(sourceFrame + i + 1)
-                right[i] = -Float(sourceFrame + i + 1)
-            }
-            inputs[0] = UnsafePointer(left)
-            inputs[1] = UnsafePointer(right)
-            kernel.process(frameCount: frames, cycleStartFrame: frame, knowsCycleFrame: true)
-            sourceFrame += frames
-        }
-        /// The ring holds four periods: let the writer catch up.
-        func waitForWriter() {
-            let deadline = Date().addingTimeInterval(5)
-            while writer.framesWritten.load(ordering: .relaxed) < taken() && Date() < deadline { usleep(1000) }
-        }
-        cycle(at: 1000)
-        cycle(at: 1064)
-        cycle(at: 1192)  // the counter skipped one period (1128)
-        cycle(at: 1256)
-        waitForWriter()
-        cycle(at: 1448)  // and two more (1320, 1384)
-        cycle(at: 1480, frames: 32)  // a period change: the counter is not judged across it
-        cycle(at: 1512, frames: 32)
-        #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 2)
-        #expect(counters.pointee.framesSkippedByServer.load(ordering: .relaxed) == 192)
-        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
-        #expect(taken() == 384)
-        let gaps = serverGaps.consumer.readableSlices()
-        #expect(
-            gaps.count == 2 && gaps[0] == DropEvent(startFrame: 128, frameCount: 64)
-                && gaps[1] == DropEvent(startFrame: 256, frameCount: 128))
-        // A third gap finds the log full (it holds 2): counted all the same.
-        cycle(at: 1600, frames: 32)
-        #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 3)
-        #expect(counters.pointee.framesSkippedByServer.load(ordering: .relaxed) == 248)
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        cycle(at: 1192, source: 192)  // micmon missed counter 1128: source frames 128 ..< 192
+        cycle(at: 1256, source: 256)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1320, source: 320)  // not given back within two cycles: a loss, placed at 128
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        waitForWriter(writer, frames: 384)
+        cycle(at: 1448, source: 384)  // read the next cycle's counter late ...
+        cycle(at: 1448, source: 448)  // ... and given back at once: jitter
+        cycle(at: 1512, source: 512)
         let result = writer.finish()
-        #expect(result.drops.isEmpty)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 0)
+        #expect(taken() == 576)
+        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
+        let logged = missedGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
         let frames = try readBack(path)
-        #expect(frames.count == 416 * 2)
-        for frame in 0 ..< 416 {
-            #expect(
-                frames[2 * frame] == Float(frame + 1) && frames[2 * frame + 1] == -Float(frame + 1), "frame \(frame)")
-            if frames[2 * frame] != Float(frame + 1) { break }
+        #expect(frames.count == 576 * 2)
+        for frame in 0 ..< 576 {
+            let expected: Float = (128 ..< 192).contains(frame) ? 0 : Float(frame + 1)
+            if frames[2 * frame] != expected || frames[2 * frame + 1] != -expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected ±\(expected)")
+                break
+            }
+        }
+    }
+
+    /// A graph-wide gap: the counter jumped when the driver itself reported being late (its
+    /// stamp changed), so every client lost those cycles and the source rendered nothing for
+    /// them: counted and logged, nothing inserted, not a drop.
+    @Test("a jump with the driver's own xrun is a graph-wide server gap: logged, nothing inserted")
+    func driverXrunIsGraphWide() throws {
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        cycle(at: 1192, source: 128, driverStamp: 36)  // the driver was late: a period lost for all
+        cycle(at: 1256, source: 192, driverStamp: 36)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1320, source: 256, driverStamp: 36)
+        let result = writer.finish()
+        #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesSkippedByServer.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
+        #expect(result.drops.isEmpty)
+        let gaps = serverGaps.consumer.readableSlices()
+        #expect(gaps.count == 1 && gaps[0] == DropEvent(startFrame: 128, frameCount: 64))
+        let frames = try readBack(path)
+        #expect(frames.count == 320 * 2)
+        for frame in 0 ..< 320 where frames[2 * frame] != Float(frame + 1) {
+            Issue.record("frame \(frame): \(frames[2 * frame])")
+            break
+        }
+    }
+
+    /// A take that stops while the judge holds an excess settles it on the stop cycle: the
+    /// held periods reach the file, after the loss's silence.
+    @Test("stopping while an excess is held settles it: held frames are written after the silence")
+    func stopSettlesWhatIsHeld() throws {
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        cycle(at: 1192, source: 192)  // held
+        state.pointee.stopRequested.store(true, ordering: .releasing)
+        cycle(at: 1256, source: 256)  // the stop cycle: judged, settled, nothing more taken
+        let stopped = state.pointee.hasStopped.load(ordering: .acquiring)
+        #expect(stopped)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
+        let frames = try readBack(path)
+        #expect(frames.count == 256 * 2)
+        for frame in 0 ..< 256 {
+            let expected: Float = (128 ..< 192).contains(frame) ? 0 : Float(frame + 1)
+            if frames[2 * frame] != expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
+                break
+            }
         }
     }
 }

@@ -164,7 +164,7 @@ let summary = SessionSummary(
         let line = SummaryFormatter.json(summary)
         #expect(
             line
-                == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12,"non_finite":0}],"non_finite_replaced":0,"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[]}"#
+                == #"{"type":"summary","schema":1,"reason":"duration reached","file":"/tmp/take.wav","duration_s":10.000,"frames":480000,"sample_rate":48000,"channels":[{"name":"in_1","max_peak_dbfs":-3.21,"mean_rms_dbfs":-15.40,"clips":0,"non_finite":0},{"name":"in_2","max_peak_dbfs":0.00,"mean_rms_dbfs":-160.00,"clips":12,"non_finite":0}],"non_finite_replaced":0,"xruns":1,"frames_dropped":1536,"drops":[{"start_frame":48000,"length":1024,"start_s":1.000,"length_ms":21.3},{"start_frame":96000,"length":512,"start_s":2.000,"length_ms":10.7}],"server_gap_count":0,"frames_skipped_by_server":0,"server_gaps":[],"xrun_callbacks":0,"missed_gap_count":0,"frames_missed":0,"missed_gaps":[],"timeline_jitter":0}"#
         )
         let object = try parse(line)
         #expect(object["frames_dropped"] as? Int == 1536)
@@ -189,7 +189,7 @@ let summary = SessionSummary(
         #expect(timing["period"] as? Double == 666.7)
     }
 
-    /// Server gaps (xruns) are listed apart from drops, and do not count as dropped frames.
+    /// Graph-wide server gaps are listed apart from drops, and do not count as dropped frames.
     @Test func serverGapsApartFromDrops() throws {
         var gapped = summary
         gapped.drops = []
@@ -201,7 +201,9 @@ let summary = SessionSummary(
             + (1 ..< 12).map { .init(startFrame: 48000 + UInt64($0) * 4800, length: 32) }
         let lines = SummaryFormatter.text(gapped).split(separator: "\n").map(String.init)
         #expect(lines.contains("  dropped:   0 frames"))
-        #expect(lines.contains("  server gaps: 12, 480 frames (xruns: cycles run without micmon; nothing inserted)"))
+        #expect(
+            lines.contains(
+                "  server gaps: 12, 480 frames (the whole graph lost them: the driver was late; nothing inserted)"))
         #expect(lines.contains("    at 1.000 s (frame 48000): 64 frames (1.3 ms)"))
         #expect(lines.last == "    … and 2 more")
         let object = try parse(SummaryFormatter.json(gapped))
@@ -210,6 +212,35 @@ let summary = SessionSummary(
         #expect(object["frames_skipped_by_server"] as? Int == 480)
         let gaps = try #require(object["server_gaps"] as? [[String: Any]])
         #expect(gaps.count == 12 && gaps[0]["length"] as? Int == 64 && gaps[0]["start_s"] as? Double == 1)
+    }
+
+    /// micmon's own timeline losses are listed with their places, say that JACK cannot tell who
+    /// else lost them, and are part of the dropped frames; jitter and xrun events have lines of
+    /// their own; the JSON carries each.
+    @Test func missedFramesJitterAndXrunEvents() throws {
+        var missed = summary
+        missed.drops = [.init(startFrame: 96000, length: 288000)]
+        missed.framesDropped = 288000
+        missed.missedGapCount = 1
+        missed.framesMissed = 288000
+        missed.missedGaps = [.init(startFrame: 96000, length: 288000)]
+        missed.timelineJitter = 3
+        missed.xruns = 2
+        missed.xrunCallbacks = 16
+        let lines = SummaryFormatter.text(missed).split(separator: "\n").map(String.init)
+        #expect(lines.contains("  xruns:     2 events (16 callbacks)"))
+        #expect(
+            lines.contains(
+                "  missed:    288000 frames in 1 gap, silence in place (the server ran them without micmon; JACK cannot tell whether other clients got them)"
+            ))
+        #expect(lines.contains("    at 2.000 s (frame 96000): 288000 frames (6000.0 ms)"))
+        #expect(lines.contains("  jitter:    3 late counter reads, nothing lost"))
+        let object = try parse(SummaryFormatter.json(missed))
+        #expect(object["frames_missed"] as? Int == 288000 && object["missed_gap_count"] as? Int == 1)
+        #expect(object["xruns"] as? Int == 2 && object["xrun_callbacks"] as? Int == 16)
+        #expect(object["timeline_jitter"] as? Int == 3)
+        let gaps = try #require(object["missed_gaps"] as? [[String: Any]])
+        #expect(gaps.count == 1 && gaps[0]["start_frame"] as? Int == 96000)
     }
 
     @Test func unknownRateAndOddTextStillParse() throws {

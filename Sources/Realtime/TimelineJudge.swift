@@ -1,0 +1,180 @@
+// The one timeline rule: the server's frame counter against the frames a client was given, cycle
+// by cycle, telling a late read of the counter (jitter) from frames the server's clock ran past the
+// client (a loss), and who lost them. Pure and realtime-safe: the realtime thread owns one and
+// steps it once a cycle; tests step it by hand. docs/timeline.md states the rule and the
+// measurements behind it.
+
+/// Judges a client's timeline from what the server says each cycle: its frame counter at the
+/// cycle start (`jack_get_cycle_times`), the frames the client was given, the wall clock and the
+/// driver's own lateness stamp (`jack_get_xrun_delayed_usecs`: it changes only when the driver
+/// itself reported being late, which every client sees).
+///
+/// The account is cumulative: the counter's advance since the last cycle against the frames the
+/// last cycle was given. An advance of one period more, given back at once by an advance of
+/// nothing (+2N then +0: the cycle read the next cycle's counter), nets to zero: jitter, counted,
+/// never a gap. An excess that is not given back within `confirmationCycles` further cycles is
+/// settled as a loss: frames the server ran without this client (`missedFrames`), or, when the
+/// driver's stamp changed meanwhile, cycles the whole graph lost (`graphFrames`). While an excess
+/// is pending (`isHolding`), the caller holds back what it was given since `pendingSince`, so that
+/// a settled loss can still be placed where it happened. One thread at a time.
+@frozen public struct TimelineJudge {
+    /// What one step settled. Several things can settle in one cycle (a loss, then a new excess).
+    @frozen public struct Verdict: Equatable {
+        /// Frames the server's clock ran past this client, not given back: its own loss.
+        public var missedFrames: UInt64 = 0
+        /// Frames the whole graph lost (the driver itself was late): a server gap.
+        public var graphFrames: UInt64 = 0
+        /// Frames of excess given back at once (+2N then +0): nothing lost.
+        public var jitterFrames: UInt64 = 0
+        /// The held excess was settled this step (lost, graph-wide or jitter): the caller releases
+        /// what it held, after placing any loss at the pending position.
+        public var releasesHold = false
+        /// The counter jumped backwards or further than the wall clock allows: a reset, not a gap.
+        public var counterReset = false
+
+        @inlinable public init() {}
+    }
+
+    /// Further cycles an excess may wait to be given back before it is a loss.
+    public let confirmationCycles: Int
+    /// Frames per microsecond (the sample rate / 10⁶), for the wall-clock bound on a jump.
+    public let framesPerMicrosecond: Double
+
+    // The state below is public for inlining and for tests to read; only `step`, `settleNow`
+    // and `restart` change it.
+    public var hasLastCycle = false
+    public var lastCounter: UInt32 = 0
+    public var lastFrames: UInt32 = 0
+    public var lastMicroseconds: UInt64 = 0
+    public var lastDriverStamp: Float = 0
+    /// The excess not yet given back (frames), and how many cycles it has waited.
+    public var pendingFrames: UInt64 = 0
+    public var pendingAge = 0
+    /// The driver's stamp just before the excess appeared.
+    public var driverStampBeforePending: Float = 0
+    /// Jitter events (+2N then +0 pairs, or longer chains that net to zero) so far.
+    public var jitterEvents: UInt64 = 0
+
+    @inlinable
+    public init(sampleRate: Int, confirmationCycles: Int = 2) {
+        self.confirmationCycles = confirmationCycles
+        framesPerMicrosecond = Double(sampleRate) / 1_000_000
+    }
+
+    /// Whether an excess is pending: the caller holds what it takes until a step releases it.
+    @inlinable public var isHolding: Bool { pendingFrames > 0 }
+
+    /// One cycle: the counter at its start, the frames it gives, when it ran (µs) and the
+    /// driver's lateness stamp. Realtime-safe.
+    @inlinable
+    public mutating func step(counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float) -> Verdict {
+        var verdict = Verdict()
+        defer {
+            hasLastCycle = true
+            lastCounter = counter
+            lastFrames = frames
+            lastMicroseconds = microseconds
+            lastDriverStamp = driverStamp
+        }
+        guard hasLastCycle else { return verdict }
+        let advance = Int64(Int32(bitPattern: counter &- lastCounter))
+        let excess = advance - Int64(lastFrames)
+        // What the wall clock allows since the last cycle, with a period of slack either way.
+        // (Unknown, 0, on either side: only an absurd jump, past 2²⁴ frames, is a reset.)
+        let knowsTime = microseconds > 0 && lastMicroseconds > 0
+        let elapsed = microseconds > lastMicroseconds ? Double(microseconds &- lastMicroseconds) : 0
+        let plausible =
+            knowsTime
+            ? Int64(elapsed * framesPerMicrosecond) + 2 * Int64(lastFrames) + 2 * Int64(frames) : 1 << 24
+        if advance < 0 || excess > plausible {
+            verdict.counterReset = true
+            settle(into: &verdict, driverStamp: driverStamp)
+            return verdict
+        }
+        if excess < 0 {
+            // A give-back: the counter advanced less than a period, after running ahead.
+            let given = UInt64(-excess)
+            let cancelled = given < pendingFrames ? given : pendingFrames
+            verdict.jitterFrames = cancelled
+            pendingFrames -= cancelled
+            if pendingFrames == 0 {
+                if cancelled > 0 {
+                    jitterEvents &+= 1
+                    verdict.releasesHold = true
+                }
+                pendingAge = 0
+            } else {
+                pendingAge += 1
+            }
+            return verdict
+        }
+        if pendingFrames > 0 {
+            pendingAge += 1
+            if pendingAge >= confirmationCycles {
+                settle(into: &verdict, driverStamp: driverStamp)
+            }
+        }
+        if excess > 0 {
+            if pendingFrames == 0 {
+                driverStampBeforePending = lastDriverStamp
+                pendingAge = 0
+            }
+            pendingFrames += UInt64(excess)
+        }
+        return verdict
+    }
+
+    /// Settles whatever is pending now (the session is stopping, or the caller cannot hold any
+    /// longer): an excess not given back is a loss. Realtime-safe.
+    @inlinable
+    public mutating func settleNow() -> Verdict {
+        var verdict = Verdict()
+        settle(into: &verdict, driverStamp: lastDriverStamp)
+        return verdict
+    }
+
+    /// Starts the account afresh at the next cycle (the period changed, or the take restarted);
+    /// anything pending is settled first. Realtime-safe.
+    @inlinable
+    public mutating func restart() -> Verdict {
+        let verdict = settleNow()
+        hasLastCycle = false
+        return verdict
+    }
+
+    @inlinable
+    mutating func settle(into verdict: inout Verdict, driverStamp: Float) {
+        guard pendingFrames > 0 else { return }
+        if driverStamp != driverStampBeforePending {
+            verdict.graphFrames += pendingFrames
+        } else {
+            verdict.missedFrames += pendingFrames
+        }
+        verdict.releasesHold = true
+        pendingFrames = 0
+        pendingAge = 0
+    }
+}
+
+/// Xrun notifications as events: jackd2 calls the xrun callback once per late client per cycle
+/// (and a netjack2 cycle several times), so notifications that follow each other within one
+/// period are one event. The notification thread owns one. Realtime-safe.
+@frozen public struct XrunCoalescer {
+    public var lastMicroseconds: UInt64 = 0
+    public var hasSeenOne = false
+
+    @inlinable public init() {}
+
+    /// One notification at `microseconds`; returns true when it starts a new event (more than
+    /// `periodMicroseconds` after the previous notification, or the first).
+    @inlinable
+    public mutating func note(atMicroseconds microseconds: UInt64, periodMicroseconds: UInt64) -> Bool {
+        defer {
+            lastMicroseconds = microseconds
+            hasSeenOne = true
+        }
+        guard hasSeenOne else { return true }
+        let since = microseconds > lastMicroseconds ? microseconds &- lastMicroseconds : 0
+        return since > periodMicroseconds
+    }
+}

@@ -1,0 +1,158 @@
+import DSP
+import Foundation
+import Glibc
+import Platform
+import SoundFile
+import Testing
+
+extension JackIntegrationTests {
+    /// The timeline rule against real servers (docs/timeline.md): micmon stopped mid-take on an
+    /// asynchronous jackd2 loses frames the graph delivered to other clients, and says so with
+    /// silence in their place and exit 75; an exact take on the synchronous server reports no
+    /// gap and no drop.
+    @Suite("Timeline")
+    struct TimelineIntegrationTests {
+        /// `jackd -n NAME -d dummy -r 48000 -p 256` without -S, started and stopped here (by its
+        /// pid), waited for with jack_wait.
+        static func startAsynchronousServer(_ name: String) throws -> ChildProcess {
+            let log = TestEnvironment.scratchFolder("timeline-jackd") + "/jackd.log"
+            let jackd = try ChildProcess(
+                ["jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"],
+                stdout: log, stderr: log)
+            if Shell.run("jack_wait", "-s", name, "-w", "-t", "20") != 0 {
+                jackd.signal(SIGTERM)
+                jackd.wait(timeout: 10)
+                // jackd says why (e.g. "Too many servers already active": libjack's registry
+                // holds a few servers per machine).
+                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw MissingRequirement(
+                    description: "jackd -n \(name) (async) did not start: "
+                        + said.split(separator: "\n").suffix(3).joined(separator: " / "))
+            }
+            return jackd
+        }
+
+        /// The summary object's integer `key`.
+        static func integer(_ key: String, in summary: Substring) -> Int? {
+            summary.firstMatch(of: try! Regex("\"\(key)\":(\\d+)")).flatMap { Int($0.output[1].substring ?? "") }
+        }
+
+        /// The (start_frame, length) pairs of the summary's list `key`.
+        static func gaps(_ key: String, in summary: Substring) -> [(Int, Int)] {
+            guard let range = summary.range(of: "\"\(key)\":[") else { return [] }
+            let list = summary[range.upperBound...].prefix { $0 != "]" }
+            return list.matches(of: /"start_frame":(\d+),"length":(\d+)/).map { (Int($0.output.1)!, Int($0.output.2)!) }
+        }
+
+        @Test("async jackd2: micmon stopped mid-take loses what a witness got: silence in place, counted, exit 75")
+        func stoppedOnAsynchronousServer() throws {
+            let name = "micmon-timeline-async-\(getpid())"
+            let jackd = try Self.startAsynchronousServer(name)
+            defer {
+                jackd.signal(SIGTERM)
+                jackd.wait(timeout: 10)
+            }
+            let source = try TestSignalSource.reference(serverName: name, clientName: "timeline-src")
+            defer { source.stop() }
+            let witness = try TestWitness(serverName: name, source: source.outputPorts[0])
+            let path = TestEnvironment.scratchFolder("timeline-async") + "/take.wav"
+            let child = try MicmonProcess([
+                "record", path, "-s", name, "-n", "timeline-rec", "-p", source.outputPorts[0], "-p",
+                source.outputPorts[1], "--duration", "8", "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 2), "micmon did not report 2 s recorded: \(child.stderrSoFar)")
+            // Stopped for about 2 s: the server runs on, the source and the witness with it.
+            child.signal(SIGSTOP)
+            usleep(2_000_000)
+            child.signal(SIGCONT)
+            let result = child.wait(timeout: 60)
+            witness.stop()
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let missed = Self.gaps("missed_gaps", in: summary)
+            let drops = Self.gaps("drops", in: summary)
+            let framesMissed = try #require(Self.integer("frames_missed", in: summary))
+            // The stop is one loss of about 2 s (at least 1.5 s, whatever the machine's load).
+            #expect(framesMissed >= 3 * 48000 / 2, "summary: \(summary)")
+            #expect(missed.map(\.1).reduce(0, +) == framesMissed)
+            #expect(missed.contains { $0.1 >= 3 * 48000 / 2 }, "summary: \(summary)")
+            // Every missed frame is a drop (silence), counted in frames_dropped.
+            #expect(Self.integer("frames_dropped", in: summary) == drops.map(\.1).reduce(0, +))
+            for gap in missed {
+                #expect(
+                    drops.contains { $0.0 <= gap.0 && gap.0 + gap.1 <= $0.0 + $0.1 }, "missed \(gap), drops \(drops)")
+            }
+            #expect(result.stderr.contains("the server ran"), "stderr: \(result.stderr)")
+            // The take: 8 s. Between the drops every segment is the source sample for sample, and
+            // each drop is silence. The long one stands for exactly the source frames micmon
+            // missed: the source frame after it is the one before it + 1 + its length. A short
+            // one may instead be a cycle the whole graph skipped (a late source), which JACK does
+            // not tell apart from micmon's own loss (docs/timeline.md): then the source goes on
+            // right after it.
+            let samples = try SoundFileReader(path: path).readAllFloats()
+            let frames = samples.count / 2
+            #expect(frames == 8 * 48000)
+            func sourceFrame(at frame: Int) -> UInt64? {
+                guard frame >= 0, frame + 64 <= frames else { return nil }
+                return samples.withUnsafeBufferPointer {
+                    ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[2 * frame ..< 2 * frame + 128]))
+                        .startFrame
+                }
+            }
+            let long = try #require(missed.max { $0.1 < $1.1 })
+            var segmentStart = 0
+            for drop in drops.sorted(by: { $0.0 < $1.0 }) + [(frames, 0)] {
+                if drop.0 > segmentStart {
+                    let match = samples.withUnsafeBufferPointer {
+                        ReferenceSignal.match(
+                            interleaved: UnsafeBufferPointer(rebasing: $0[2 * segmentStart ..< 2 * drop.0]))
+                    }
+                    #expect(
+                        match.startFrame != nil && match.mismatchedFrames == 0,
+                        "segment \(segmentStart) ..< \(drop.0): \(match); drops \(drops)")
+                }
+                let silence = samples[2 * drop.0 ..< 2 * (drop.0 + drop.1)]
+                #expect(silence.allSatisfy { $0 == 0 }, "drop \(drop) is not silence")
+                if drop.1 > 0, drop.0 >= 64, let before = sourceFrame(at: drop.0 - 64),
+                    let after = sourceFrame(at: drop.0 + drop.1)
+                {
+                    let stands = after == before + 64 + UInt64(drop.1)
+                    let isLong = drop.0 <= long.0 && long.0 + long.1 <= drop.0 + drop.1
+                    #expect(
+                        stands || (!isLong && after == before + 64),
+                        "drop \(drop): source frame \(before + 63) before it, \(after) after it")
+                }
+                segmentStart = drop.0 + drop.1
+            }
+            // The witness was given the frames micmon's long silence stands for: the graph
+            // delivered them; micmon did not take them.
+            let takeStart = try #require(sourceFrame(at: 0))
+            let notGiven = witness.framesNotGiven(anchor: takeStart)
+            let lost = takeStart + UInt64(long.0) ..< takeStart + UInt64(long.0 + long.1)
+            #expect(
+                !notGiven.contains { lost.overlaps($0.start ..< $0.start + $0.count) },
+                "the witness lost \(notGiven) within \(lost)")
+        }
+
+        @Test("the synchronous server: an exact take reports no gap, no drop and no missed frame")
+        func exactTakeOnSynchronousServer() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("timeline-sync") + "/take.wav"
+            let result = try MicmonProcess.run(
+                [
+                    "record", path, "-s", server.name, "-n", "timeline-exact", "-p", server.source.outputPorts[0],
+                    "-p", server.source.outputPorts[1], "--duration", "4", "--json",
+                ], timeout: 40)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            #expect(Self.integer("frames_dropped", in: summary) == 0)
+            #expect(Self.integer("frames_missed", in: summary) == 0)
+            #expect(Self.integer("server_gap_count", in: summary) == 0)
+            #expect(Self.integer("timeline_jitter", in: summary) != nil)
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.frameCount == 4 * server.sampleRate && outcome.isExact)
+        }
+    }
+}

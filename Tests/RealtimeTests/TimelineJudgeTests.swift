@@ -1,0 +1,138 @@
+// The timeline rule and the xrun coalescer, stepped by hand over sequences of cycles:
+// (frame counter, frames given, wall time, driver stamp). No server.
+
+import Realtime
+import Testing
+
+@Suite("Timeline rule")
+struct TimelineJudgeTests {
+    /// One cycle of a sequence.
+    struct Cycle {
+        var counter: UInt32
+        var frames: UInt32 = 256
+        /// Microseconds; 0 when unknown.
+        var microseconds: UInt64 = 0
+        var driverStamp: Float = 0
+    }
+
+    /// Steps a judge through `cycles` and sums what it settled.
+    static func run(_ cycles: [Cycle], judge: inout TimelineJudge) -> TimelineJudge.Verdict {
+        var total = TimelineJudge.Verdict()
+        for cycle in cycles {
+            let verdict = judge.step(
+                counter: cycle.counter, frames: cycle.frames, microseconds: cycle.microseconds,
+                driverStamp: cycle.driverStamp)
+            total.missedFrames += verdict.missedFrames
+            total.graphFrames += verdict.graphFrames
+            total.jitterFrames += verdict.jitterFrames
+            total.counterReset = total.counterReset || verdict.counterReset
+        }
+        return total
+    }
+
+    /// Counters 256 apart from `start`, `count` cycles, 5333 µs apart.
+    static func steady(from start: UInt32, count: Int, at time: UInt64 = 1_000_000) -> [Cycle] {
+        (0 ..< count).map {
+            Cycle(counter: start &+ UInt32($0) * 256, microseconds: time + UInt64($0) * 5333)
+        }
+    }
+
+    @Test("a steady timeline settles nothing")
+    func steadyTimeline() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        let total = Self.run(Self.steady(from: 4096, count: 50), judge: &judge)
+        #expect(total == TimelineJudge.Verdict())
+        #expect(!judge.isHolding && judge.jitterEvents == 0)
+    }
+
+    @Test("+2N then +0 nets to zero: one jitter event, no loss, no gap")
+    func lateReadIsJitter() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        var cycles = Self.steady(from: 0, count: 4)
+        cycles.append(Cycle(counter: 1280, microseconds: 1_000_000 + 4 * 5333 + 5000))  // +2N
+        #expect(Self.run(cycles, judge: &judge) == TimelineJudge.Verdict())
+        #expect(judge.isHolding)  // an excess of one period waits
+        let after = Self.run(
+            [Cycle(counter: 1280, microseconds: 1_000_000 + 4 * 5333 + 5050)]  // +0: given back
+                + Self.steady(from: 1536, count: 4, at: 1_000_000 + 6 * 5333),
+            judge: &judge)
+        #expect(after.missedFrames == 0 && after.graphFrames == 0 && after.jitterFrames == 256)
+        #expect(judge.jitterEvents == 1 && !judge.isHolding)
+    }
+
+    @Test("a late chain (+2N, +N, +0) is jitter too, within the confirmation window")
+    func lateChainIsJitter() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        let cycles = [
+            Cycle(counter: 0), Cycle(counter: 256), Cycle(counter: 768), Cycle(counter: 1024), Cycle(counter: 1024),
+            Cycle(counter: 1280),
+        ]
+        let total = Self.run(cycles, judge: &judge)
+        #expect(total.missedFrames == 0 && total.jitterFrames == 256 && judge.jitterEvents == 1)
+    }
+
+    @Test("frames the counter ran past and never gave back are micmon's loss, settled after the window")
+    func persistentExcessIsMissed() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        // Stopped for 3 s: the counter jumps 144640 frames (565 periods) between two calls.
+        var cycles = Self.steady(from: 0, count: 3)
+        cycles.append(Cycle(counter: 512 + 256 + 144640, microseconds: 1_000_000 + 2 * 5333 + 3_013_333))
+        let jump = Self.run(cycles, judge: &judge)
+        #expect(jump.missedFrames == 0 && judge.isHolding)
+        let first = judge.step(
+            counter: 512 + 512 + 144640, frames: 256, microseconds: 4_030_000, driverStamp: 0)
+        #expect(first.missedFrames == 0 && judge.isHolding)
+        let second = judge.step(
+            counter: 512 + 768 + 144640, frames: 256, microseconds: 4_035_333, driverStamp: 0)
+        #expect(second.missedFrames == 144640 && second.releasesHold && !judge.isHolding)
+    }
+
+    @Test("an excess while the driver reported its own xrun is graph-wide, not micmon's")
+    func driverStampMakesItGraphWide() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        let cycles = [
+            Cycle(counter: 0), Cycle(counter: 256), Cycle(counter: 768, driverStamp: 36),
+            Cycle(counter: 1024, driverStamp: 36), Cycle(counter: 1280, driverStamp: 36),
+        ]
+        let total = Self.run(cycles, judge: &judge)
+        #expect(total.graphFrames == 256 && total.missedFrames == 0)
+    }
+
+    @Test("settling now (the session stops) makes a held excess a loss")
+    func settleNowIsALoss() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        _ = Self.run([Cycle(counter: 0), Cycle(counter: 256), Cycle(counter: 1024)], judge: &judge)
+        let verdict = judge.settleNow()
+        #expect(verdict.missedFrames == 512 && verdict.releasesHold && !judge.isHolding)
+    }
+
+    @Test("a counter that goes back, or jumps further than the wall clock allows, is a reset, not a gap")
+    func resets() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        let back = Self.run(
+            [Cycle(counter: 10000, microseconds: 1_000_000), Cycle(counter: 100, microseconds: 1_005_333)],
+            judge: &judge)
+        #expect(back.counterReset && back.missedFrames == 0)
+        var other = TimelineJudge(sampleRate: 48000)
+        // 10 s of frames in 5 ms of wall time.
+        let far = Self.run(
+            [Cycle(counter: 0, microseconds: 1_000_000), Cycle(counter: 480_256, microseconds: 1_005_333)],
+            judge: &other)
+        #expect(far.counterReset && far.missedFrames == 0 && !other.isHolding)
+    }
+
+    @Test("xrun notifications within a period are one event; a later one starts another")
+    func xrunsCoalesce() {
+        var coalescer = XrunCoalescer()
+        let period: UInt64 = 5333
+        // jackd2 notifies once per late client: 8 at 1.635 s, then one a second later.
+        let times: [UInt64] = [1_635_000, 1_635_010, 1_635_020, 1_635_100, 1_635_900, 1_636_500, 1_637_000, 1_637_400]
+        let events = times.filter { coalescer.note(atMicroseconds: $0, periodMicroseconds: period) }
+        #expect(events == [1_635_000])
+        let later = coalescer.note(atMicroseconds: 2_635_000, periodMicroseconds: period)
+        let close = coalescer.note(atMicroseconds: 2_636_000, periodMicroseconds: period)
+        // Two periods apart are two events.
+        let apart = coalescer.note(atMicroseconds: 2_636_000 + 2 * period, periodMicroseconds: period)
+        #expect(later && !close && apart)
+    }
+}
