@@ -16,9 +16,6 @@ public enum Messages {
             + (takeFinalized ? "; the take was finalized" : "")
     }
 
-    public static let sampleRateChanged =
-        "the server's sample rate changed; the take was ended (a file cannot change rate)"
-
     /// The rate changed under a take (`to` is 0 when the new rate is not known).
     public static func sampleRateChanged(from: Int, to: Int) -> String {
         "the server's sample rate changed from \(from) Hz" + (to > 0 ? " to \(to) Hz" : "")
