@@ -192,6 +192,10 @@ public final class CaptureSession {
         if configuration.sourcePorts.isEmpty && sources.isEmpty && !configuration.allowsUnconnected {
             throw .noDefaultPorts(PortSelection.NoDefault(direction: .output, candidates: catalog.outputs))
         }
+        if configuration.sourcePorts.isEmpty && PortSelection.defaults(.output, in: catalog).rule == .named {
+            warnings.append(
+                "no physical capture port; taking the outputs named *:capture_*: \(sources.joined(separator: ", "))")
+        }
         if configuration.sourcePorts.isEmpty && !sources.isEmpty && sources.count < wanted {
             warnings.append(
                 "found \(sources.count) capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)"

@@ -134,6 +134,10 @@ extension JackIntegrationTests {
             let path = rig.folder + "/take.wav"
             let result = try rig.pipeWire.micmon(["record", path, "--duration", "2", "--json"]).wait(timeout: 60)
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "taking the outputs named *:capture_*: test microphones:capture_FL, test microphones:capture_FR"),
+                "\(result.stderr)")
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(
                 path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, "default ports")
