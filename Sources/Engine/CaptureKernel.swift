@@ -95,6 +95,9 @@ struct CaptureKernel {
             apply(timeline.settleNow())
         }
         if link.beginCycle(frameCount: frameCount) { return }
+        // A take never mixes rates: from the first cycle after a rate change nothing is taken,
+        // so the take ends at the last frame of its own rate (the session then ends it).
+        if link.state.pointee.sampleRateChanged.load(ordering: .acquiring) { return }
         // The cycle that first sees the flag may have started before the connections were made;
         // the take begins with the one after it.
         if !isTaking {

@@ -26,9 +26,12 @@ public struct CaptureConfiguration: Sendable {
 
     public var clientName = "micmon"
     public var serverName: String?
-    /// `-p` requests in order (exact names or patterns); empty means the first two physical
-    /// capture ports.
+    /// `-p` requests in order (exact names or patterns); empty means the first two ports of the
+    /// default rule (`PortSelection.defaults`).
     public var sourcePorts: [String] = []
+    /// `--allow-unconnected`: with no `-p` (or `-o`) and no port the default rule accepts, run
+    /// with the inputs (outputs) connected to nothing instead of refusing to start.
+    public var allowsUnconnected = false
     /// Inputs to register even when fewer sources are given (in_1, in_2).
     public var minimumChannelCount = 2
     public var recording: Recording?
@@ -68,6 +71,8 @@ public struct CaptureConfiguration: Sendable {
 public enum CaptureError: Error, CustomStringConvertible {
     case jack(JackError)
     case unknownPort(PortSelection.NoMatch)
+    /// No `-p` (or `-o`) and no port the default rule accepts, without `--allow-unconnected`.
+    case noDefaultPorts(PortSelection.NoDefault)
     case file(SoundFileError)
     case denoise(NoiseSuppressorError)
 
@@ -76,6 +81,7 @@ public enum CaptureError: Error, CustomStringConvertible {
         case .denoise(let error): return error.description
         case .jack(let error): return error.description
         case .unknownPort(let error): return error.description
+        case .noDefaultPorts(let error): return error.description
         case .file(let error): return error.description
         }
     }
@@ -122,6 +128,18 @@ public struct CaptureSummary: Sendable {
     /// The crash-safe intermediate (`TakeWriter.partialPath(for:)`) when the take went through
     /// one and it is still on disk (its conversion failed): it holds the take.
     public var partialPath: String?
+    /// The rate the server changed to when `sampleRateChanged` (0 otherwise).
+    public var changedSampleRate = 0
+    /// Inputs whose chosen source was never seen connected to them during the take ("in_1"),
+    /// with that source: the input holds silence throughout.
+    public var neverConnected: [(input: String, source: String)] = []
+}
+
+/// How PipeWire's JACK brings a new link up, as measured (docs/platforms.md).
+enum PipeWireLink {
+    /// Cycles, and seconds, to let pass after jack_connect returned before a take begins.
+    static let settlingCycles: UInt64 = 4
+    static let settlingSeconds = 0.1
 }
 
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
@@ -151,6 +169,9 @@ public final class CaptureSession {
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
     public static let serverGapListLimit = 1000
     private let routeWatch: RouteWatch
+    /// Per input: whether its chosen source has been seen connected to it (true for an input
+    /// without a source, which is never waited for).
+    private var wasSeenConnected: [Bool] = []
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
@@ -182,9 +203,16 @@ public final class CaptureSession {
         } catch {
             throw .unknownPort(error)
         }
-        if configuration.sourcePorts.isEmpty && sources.count < wanted {
+        if configuration.sourcePorts.isEmpty && sources.isEmpty && !configuration.allowsUnconnected {
+            throw .noDefaultPorts(PortSelection.NoDefault(direction: .output, candidates: catalog.outputs))
+        }
+        if configuration.sourcePorts.isEmpty && PortSelection.defaults(.output, in: catalog).rule == .named {
             warnings.append(
-                "found \(sources.count) physical capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)"
+                "no physical capture port; taking the outputs named *:capture_*: \(sources.joined(separator: ", "))")
+        }
+        if configuration.sourcePorts.isEmpty && !sources.isEmpty && sources.count < wanted {
+            warnings.append(
+                "found \(sources.count) capture port(s) for \(wanted) inputs; the rest read silence (use -p to choose sources)"
             )
         }
         let channelCount = max(wanted, sources.count)
@@ -203,6 +231,9 @@ public final class CaptureSession {
                 chosen = try PortSelection.choose(monitor.destinations, direction: .input, defaultCount: 2, in: catalog)
             } catch {
                 throw .unknownPort(error)
+            }
+            if monitor.destinations.isEmpty && chosen.isEmpty && !configuration.allowsUnconnected {
+                throw .noDefaultPorts(PortSelection.NoDefault(direction: .input, candidates: catalog.inputs))
             }
             do { monitorPorts = try core.registerPorts("out", count: 2, direction: .output) } catch {
                 throw .jack(error)
@@ -275,27 +306,60 @@ public final class CaptureSession {
         if core.isStarted && summary == nil { _ = stop() }
     }
 
-    /// Starts the writer, activates the client and connects the sources. Main thread.
+    /// Starts the writer, activates the client and connects the sources. A source that cannot be
+    /// connected does not stop the take: it is named in `warnings`, the route watch keeps trying,
+    /// and the summary lists it when it never was (`neverConnected`). Main thread.
     public func start() throws(CaptureError) {
         writer?.start()
         do {
             try core.activate()
             for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
-                try client.connect(source: source, destination: port.fullName)
+                do { try client.connect(source: source, destination: port.fullName) } catch {
+                    warnings.append("\(error.description); \(port.shortName) reads silence until it can be connected")
+                }
             }
             for (port, destination) in zip(monitorPorts, monitorDestinations) {
                 try client.connect(source: port.fullName, destination: destination)
             }
+            if JackClient.isPipeWire { awaitLiveLinks() }
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
+        }
+        noteConnections()
+    }
+
+    /// PipeWire's jack_connect returns once the link object exists, before the server has
+    /// negotiated it and it carries data: the first periods after it can be silent on an input
+    /// (on one of two, or both), which a take must not begin with. So the take is armed only after
+    /// `PipeWireLink.settlingCycles` cycles and `settlingSeconds` have passed since the
+    /// connections were made (bounded by a second, for a graph that runs no cycles). Main thread.
+    private func awaitLiveLinks() {
+        let start = core.memory.cycles
+        let began = MonotonicClock.nanoseconds()
+        _ = waitPolling(
+            timeout: 1,
+            until: {
+                core.memory.cycles &- start >= PipeWireLink.settlingCycles
+                    && Double(MonotonicClock.nanoseconds() &- began) / 1e9 >= PipeWireLink.settlingSeconds
+            }, givingUpIf: { core.memory.serverIsGone })
+    }
+
+    /// Looks, for each input whose source has not been seen connected yet, whether it is now.
+    /// Main thread; cheap once every input has been seen.
+    private func noteConnections() {
+        if wasSeenConnected.isEmpty { wasSeenConnected = sourcePorts.map(\.isEmpty) }
+        for (index, port) in ports.enumerated() where !wasSeenConnected[index] {
+            if client.connections(of: port).contains(sourcePorts[index]) { wasSeenConnected[index] = true }
         }
     }
 
     /// Route changes since the last call: sources gone, back (reconnected), or connections
     /// changed by someone else. Main thread, a few times a second.
     public func pollRoute() -> [RouteChange] {
-        routeWatch.poll(takeSeconds: Double(framesTaken) / Double(sampleRate))
+        let changes = routeWatch.poll(takeSeconds: Double(framesTaken) / Double(sampleRate))
+        noteConnections()
+        return changes
     }
 
     /// Whether each input has a connection now (as of the last `pollRoute()`).
@@ -339,6 +403,8 @@ public final class CaptureSession {
     public var isComplete: Bool { counters.pointee.isComplete.load(ordering: .acquiring) }
     public var serverIsGone: Bool { core.memory.serverIsGone }
     public var sampleRateChanged: Bool { core.memory.sampleRateChanged }
+    /// The rate the server changed to, once `sampleRateChanged` (0 before).
+    public var changedSampleRate: Int { core.memory.changedSampleRate }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
 
     /// Ends the take: the realtime side stops queueing, the writer drains and finalizes the
@@ -347,6 +413,7 @@ public final class CaptureSession {
     public func stop() -> CaptureSummary {
         if let summary { return summary }
         let serverLost = serverIsGone
+        if !serverLost && core.isStarted { noteConnections() }
         core.stop()
         let written = writer?.finish()
         drainTimings()
@@ -366,6 +433,10 @@ public final class CaptureSession {
         final.timelineJitter = counters.pointee.timelineJitter.load(ordering: .relaxed)
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
+        final.changedSampleRate = changedSampleRate
+        final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {
+            (input: $0.1.0, source: $0.1.1)
+        }
         summary = final
         return final
     }

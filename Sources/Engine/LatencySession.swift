@@ -61,6 +61,9 @@ public struct RoundTripResult: Sendable {
         /// out_1 or in_1 was never connected (a loop left to be closed by hand), so no signal
         /// was emitted.
         case notConnected = "not connected"
+        /// `--software-loop` on PipeWire's JACK, which passes silence through a link from a
+        /// client to itself: the loop was connected, the server cannot carry it.
+        case silentSelfLink = "silent self-link"
     }
 
     /// "software loop", or "external" for --send/--return.
@@ -203,6 +206,11 @@ public final class LatencySession {
             inputPort = try core.client.registerPort(name: "in_1", direction: .input)
         } catch {
             throw .jack(error)
+        }
+        if configuration.softwareLoop && JackClient.isPipeWire {
+            warnings.append(
+                "this is PipeWire's JACK (\(JackClient.libraryVersion)), which passes silence through a link from "
+                    + "a client to itself: measure through a node with --send and --return instead")
         }
         if configuration.measuresRoundTrip && !configuration.softwareLoop {
             let wait = "the signal starts once both ends are connected"
@@ -403,7 +411,10 @@ public final class LatencySession {
             var status: RoundTripResult.Status
             switch estimator.state {
             case .locked: status = .measured
-            case .silence: status = .silence
+            case .silence:
+                // PipeWire's JACK connects out_1 to in_1 but passes silence through a client's
+                // link to itself (jack_iodelay's too): say so rather than ask about the loop.
+                status = configuration.softwareLoop && JackClient.isPipeWire ? .silentSelfLink : .silence
             case .noSignal: status = .noSignal
             case .beyondRange: status = .beyondRange
             case .waiting, .arriving: status = .notLocked

@@ -14,8 +14,12 @@ public struct PlaybackConfiguration: Sendable {
     public var clientName = "micmon"
     public var serverName: String?
     public var path = ""
-    /// `-o` requests (exact names or patterns); empty means the first two physical playback ports.
+    /// `-o` requests (exact names or patterns); empty means the first two ports of the default
+    /// rule (`PortSelection.defaults`: playback inputs, never a source's inputs).
     public var destinations: [String] = []
+    /// `--allow-unconnected`: with no `-o` and no port the default rule accepts, play to nothing
+    /// instead of refusing to start.
+    public var allowsUnconnected = false
     public var volume = 1.0
     public var pan = 0.0
     /// 0 plays once, N plays N + 1 times, −1 loops until stopped.
@@ -30,6 +34,8 @@ public struct PlaybackConfiguration: Sendable {
 public enum PlaybackError: Error, CustomStringConvertible {
     case jack(JackError)
     case unknownPort(PortSelection.NoMatch)
+    /// No `-o` and no port the default rule accepts, without `--allow-unconnected`.
+    case noDefaultPorts(PortSelection.NoDefault)
     case file(SoundFileError)
     case conversion(String)
 
@@ -37,6 +43,7 @@ public enum PlaybackError: Error, CustomStringConvertible {
         switch self {
         case .jack(let error): return error.description
         case .unknownPort(let error): return error.description
+        case .noDefaultPorts(let error): return error.description
         case .file(let error): return error.description
         case .conversion(let message): return message
         }
@@ -92,12 +99,15 @@ public final class PlaybackSession {
         sampleRate = core.sampleRate
 
         var chosen: [String]
+        let catalog = core.portCatalog()
         do {
             chosen = try PortSelection.choose(
-                configuration.destinations, direction: .input, defaultCount: 2,
-                in: core.portCatalog())
+                configuration.destinations, direction: .input, defaultCount: 2, in: catalog)
         } catch {
             throw .unknownPort(error)
+        }
+        if configuration.destinations.isEmpty && chosen.isEmpty && !configuration.allowsUnconnected {
+            throw .noDefaultPorts(PortSelection.NoDefault(direction: .input, candidates: catalog.inputs))
         }
         if chosen.count == 1 { chosen.append(chosen[0]) }  // one destination hears out_1 only
         destinations = Array(chosen.prefix(2))

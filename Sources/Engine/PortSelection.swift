@@ -1,6 +1,6 @@
 // The one port resolver: turns the user's port requests (exact names or shell-style patterns)
 // into JACK port names, for capture sources, monitor and playback destinations and the latency
-// send and return, and picks the default physical ports when nothing was asked for. Pure
+// send and return, and picks the default ports by rule when nothing was asked for. Pure
 // functions of a `Catalog` of the server's ports (tested without a server). Main thread.
 
 import Jack
@@ -83,13 +83,95 @@ public enum PortSelection {
 
     /// What a session connects to on one side: the ports `requests` name, in order, among the
     /// catalog's ports of `direction` (sources are outputs, destinations inputs); with no
-    /// requests, the first `defaultCount` physical ports of that direction (maybe fewer).
+    /// requests, the first `defaultCount` ports `defaults(_:in:)` picks (maybe fewer, maybe none).
     public static func choose(
         _ requests: [String], direction: PortDirection, defaultCount: Int,
         in catalog: Catalog
     ) throws(NoMatch) -> [String] {
-        if requests.isEmpty { return Array(catalog.physicalPorts(direction).prefix(defaultCount)) }
+        if requests.isEmpty { return Array(defaults(direction, in: catalog).ports.prefix(defaultCount)) }
         return try resolve(requests, among: catalog.ports(direction), kind: direction == .input ? "input" : "output")
+    }
+
+    /// Which rule chose the default ports.
+    public enum DefaultRule: Sendable, Equatable {
+        /// Physical ports: capture outputs that are not monitors, playback inputs named `*:playback_*`.
+        case physical
+        /// No physical port fits: ports named `*:capture_*` (outputs, not monitors) or
+        /// `*:playback_*` (inputs), physical or not (PipeWire's virtual nodes).
+        case named
+        /// Nothing fits.
+        case none
+    }
+
+    /// The ports a session takes when the user names none, in libjack's order.
+    public struct DefaultPorts: Sendable, Equatable {
+        public let ports: [String]
+        public let rule: DefaultRule
+        /// Every port of that direction, for the message when nothing fits.
+        public let candidates: [String]
+    }
+
+    /// The default ports of `direction`. Sources (outputs): the physical outputs that are not
+    /// monitors, else the outputs named `*:capture_*` that are not monitors. Destinations
+    /// (inputs): the physical inputs named `*:playback_*`, else any inputs named `*:playback_*`;
+    /// never another input, because PipeWire flags a virtual source's inputs (`input_FL`)
+    /// physical and lists them before the sink's. Port order is kept, so the first two are the
+    /// first two channels.
+    public static func defaults(_ direction: PortDirection, in catalog: Catalog) -> DefaultPorts {
+        let all = catalog.ports(direction)
+        let physical = catalog.physicalPorts(direction)
+        let first: [String]
+        let second: [String]
+        if direction == .output {
+            first = physical.filter { !isMonitor($0) }
+            second = all.filter { shortName($0).hasPrefix("capture_") && !isMonitor($0) }
+        } else {
+            first = physical.filter { shortName($0).hasPrefix("playback_") }
+            second = all.filter { shortName($0).hasPrefix("playback_") }
+        }
+        if !first.isEmpty { return DefaultPorts(ports: first, rule: .physical, candidates: all) }
+        if !second.isEmpty { return DefaultPorts(ports: second, rule: .named, candidates: all) }
+        return DefaultPorts(ports: [], rule: .none, candidates: all)
+    }
+
+    /// No port fits the default rule (see `defaults(_:in:)`): the session refuses to run with
+    /// inputs (or outputs) connected to nothing unless told to (`--allow-unconnected`).
+    public struct NoDefault: Error, Sendable, CustomStringConvertible {
+        public let direction: PortDirection
+        public let candidates: [String]
+        public init(direction: PortDirection, candidates: [String]) {
+            self.direction = direction
+            self.candidates = candidates
+        }
+
+        public var description: String {
+            let list = candidates.isEmpty ? "(none)" : candidates.joined(separator: ", ")
+            if direction == .output {
+                return "no physical capture port and no output named *:capture_* to record from; "
+                    + "output ports: \(list). Choose sources with -p, or run unconnected with --allow-unconnected"
+            }
+            return "no physical playback port and no input named *:playback_* to play to; "
+                + "input ports: \(list). Choose destinations with -o, or run unconnected with --allow-unconnected"
+        }
+    }
+
+    /// Whether a port is a monitor of a sink rather than a capture: PipeWire's libjack names a
+    /// sink's monitor ports `monitor_*` (merged into the node's client) or puts them under a
+    /// client named "NODE Monitor".
+    public static func isMonitor(_ name: String) -> Bool {
+        shortName(name).hasPrefix("monitor_") || clientName(name).hasSuffix(" Monitor")
+    }
+
+    /// "client:port" → "port" (the part after the first colon; JACK client names have none).
+    static func shortName(_ name: String) -> Substring {
+        guard let colon = name.firstIndex(of: ":") else { return name[...] }
+        return name[name.index(after: colon)...]
+    }
+
+    /// "client:port" → "client".
+    static func clientName(_ name: String) -> Substring {
+        guard let colon = name.firstIndex(of: ":") else { return "" }
+        return name[..<colon]
     }
 
     /// One port for `request`: the first match among the catalog's ports of `wanted`. A request

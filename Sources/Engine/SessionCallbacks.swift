@@ -88,7 +88,10 @@ nonisolated func sessionBufferSize(_ frameCount: UInt32, _ context: UnsafeMutabl
 nonisolated func sessionSampleRate(_ rate: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let context else { return 0 }
     let state = sessionState(context)
-    if state.pointee.sampleRate != rate { state.pointee.sampleRateChanged.store(true, ordering: .releasing) }
+    if state.pointee.sampleRate != rate {
+        state.pointee.changedSampleRate.store(rate, ordering: .relaxed)
+        state.pointee.sampleRateChanged.store(true, ordering: .releasing)
+    }
     return 0
 }
 

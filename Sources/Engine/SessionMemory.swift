@@ -84,6 +84,10 @@ final class SessionMemory {
     var xrunCallbacks: UInt64 { state.pointee.xrunCallbacks.load(ordering: .relaxed) }
     var serverIsGone: Bool { state.pointee.serverIsGone.load(ordering: .acquiring) }
     var sampleRateChanged: Bool { state.pointee.sampleRateChanged.load(ordering: .acquiring) }
+    /// The rate the server changed to, once `sampleRateChanged` (0 before).
+    var changedSampleRate: Int {
+        sampleRateChanged ? Int(state.pointee.changedSampleRate.load(ordering: .relaxed)) : 0
+    }
     var periodFrames: Int { Int(state.pointee.periodFrames.load(ordering: .relaxed)) }
     var cycles: UInt64 { state.pointee.cycles.load(ordering: .relaxed) }
     var hasStopped: Bool { state.pointee.hasStopped.load(ordering: .acquiring) }

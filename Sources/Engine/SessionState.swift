@@ -35,6 +35,8 @@ struct SessionState: ~Copyable {
     let serverIsGone = Atomic<Bool>(false)
     /// Set when the sample rate changed under a running session (notification thread).
     let sampleRateChanged = Atomic<Bool>(false)
+    /// The rate it changed to (stored before `sampleRateChanged` is raised; notification thread).
+    let changedSampleRate = Atomic<UInt32>(0)
 
     /// The rate the session was prepared for; another one raises `sampleRateChanged`.
     let sampleRate: UInt32

@@ -105,6 +105,17 @@ public final class JackClient: @unchecked Sendable {
         return "default"
     }
 
+    /// The loaded libjack's version text (`jack_get_version_string`): "1.9.21" from jackd2's,
+    /// "3.0.0.0 (using PipeWire 0.3.65)" from PipeWire's (what `pw-jack` loads).
+    public static var libraryVersion: String {
+        guard let text = jack_get_version_string() else { return "" }
+        return String(cString: text)
+    }
+
+    /// Whether the loaded libjack is PipeWire's: the "server" is then a PipeWire graph, whose
+    /// behaviour differs from jackd's in ways docs/platforms.md lists.
+    public static var isPipeWire: Bool { libraryVersion.split(separator: " ").contains { $0 == "PipeWire" } }
+
     deinit { close() }
 
     /// The client's actual name (libjack may have made it unique).

@@ -61,6 +61,7 @@ public struct RoundTripFigures: Sendable, Equatable {
         case beyondRange = "beyond range"
         case notLocked = "not locked"
         case notConnected = "not connected"
+        case silentSelfLink = "silent self-link"
     }
 
     /// "software loop", or "external" for --send/--return.

@@ -170,6 +170,11 @@ public enum LatencyReport {
             return "not locked: the run ended before a full signal period came back (try a longer --duration)"
         case .notConnected:
             return "not measured: out_1 and in_1 were never both connected, so no signal was sent"
+        case .silentSelfLink:
+            return
+                "no signal: PipeWire's JACK connects a client's out_1 to its own in_1 but passes silence through "
+                + "it (jack_iodelay's loop too); measure through a node instead, e.g. --send 'SINK:playback_FL' "
+                + "--return 'SINK:monitor_FL' (docs/platforms.md)"
         case .measured:
             return "measured"
         }

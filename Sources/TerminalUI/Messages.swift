@@ -16,8 +16,22 @@ public enum Messages {
             + (takeFinalized ? "; the take was finalized" : "")
     }
 
-    public static let sampleRateChanged =
-        "the server's sample rate changed; the take was ended (a file cannot change rate)"
+    /// The rate changed under a take (`to` is 0 when the new rate is not known).
+    public static func sampleRateChanged(from: Int, to: Int) -> String {
+        "the server's sample rate changed from \(from) Hz" + (to > 0 ? " to \(to) Hz" : "")
+            + "; the take was ended at the last frame at \(from) Hz (a file holds one rate)"
+    }
+
+    /// `--wait-server` after a rate change: the next take starts at once (the server never left).
+    public static func continuingAtNewRate(into path: String?) -> String {
+        "continuing at the server's new rate" + (path.map { " into " + TextFormat.printable($0) } ?? "")
+    }
+
+    /// An input whose chosen source was never connected to it during the take.
+    public static func neverConnected(input: String, source: String) -> String {
+        "\(input) was never connected to its source '\(TextFormat.printable(source))' during the take: "
+            + "it holds silence"
+    }
 
     public static func serverGaps(frames: UInt64, gaps: UInt64) -> String {
         "the whole graph lost \(frames) frames in \(gaps) gap" + (gaps == 1 ? "" : "s")

@@ -18,6 +18,7 @@ enum CaptureCommand {
         configuration.clientName = invocation.clientName
         configuration.serverName = invocation.serverName
         configuration.sourcePorts = invocation.ports
+        configuration.allowsUnconnected = invocation.allowsUnconnected
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
@@ -35,16 +36,20 @@ enum CaptureCommand {
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
     /// server of the same name, and goes on into a continuation file (rec.wav: rec-2.wav, rec-3.wav …).
     /// A lost server is then not an error; SIGINT/SIGTERM/SIGHUP while waiting ends with exit 0.
+    /// A rate change ends the take the same way, and the next take starts at once at the new
+    /// rate (the server never left, so nothing is waited for).
     static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
             let code = run(configuration, json: json)
-            guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
+            guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
+                return code
+            }
             let server = configuration.serverName ?? JackClient.defaultServerName
-            Console.error("micmon: " + Messages.waitingForServer(server))
+            if code == .serverUnavailable { Console.error("micmon: " + Messages.waitingForServer(server)) }
             var reportedMissing: [String] = []
-            while true {
+            while code == .serverUnavailable {
                 StopSignals.sleep(seconds: 0.5)
                 if StopSignals.received != 0 { return .ok }
                 // A name of its own, always within JACK's limit (the user's name may be at it).
@@ -78,9 +83,15 @@ enum CaptureCommand {
                     return .usage
                 }
                 configuration.recording?.path = path
-                Console.error("micmon: " + Messages.serverBack(continuingInto: path))
+                Console.error(
+                    "micmon: "
+                        + (code == .sampleRateChanged
+                            ? Messages.continuingAtNewRate(into: path) : Messages.serverBack(continuingInto: path)))
             } else {
-                Console.error("micmon: " + Messages.serverBack(continuingInto: nil))
+                Console.error(
+                    "micmon: "
+                        + (code == .sampleRateChanged
+                            ? Messages.continuingAtNewRate(into: nil) : Messages.serverBack(continuingInto: nil)))
             }
         }
     }
@@ -102,12 +113,16 @@ enum CaptureCommand {
             return report(error, server: configuration.serverName)
         }
         for warning in session.warnings { Console.error("micmon: " + Messages.warning(warning)) }
+        let warningsBeforeStart = session.warnings.count
         do {
             try session.start()
         } catch {
             _ = session.stop()
             session.close()
             return report(error, server: configuration.serverName)
+        }
+        for warning in session.warnings.dropFirst(warningsBeforeStart) {
+            Console.error("micmon: " + Messages.warning(warning))
         }
 
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
@@ -158,8 +173,9 @@ enum CaptureCommand {
             return .serverUnavailable
         }
         if summary.sampleRateChanged {
-            Console.error("micmon: " + Messages.sampleRateChanged)
-            return .serverUnavailable
+            Console.error(
+                "micmon: " + Messages.sampleRateChanged(from: summary.sampleRate, to: summary.changedSampleRate))
+            return .sampleRateChanged
         }
         if summary.serverGapCount > 0 {
             Console.error(
@@ -168,10 +184,14 @@ enum CaptureCommand {
         if summary.framesMissed > 0 {
             Console.error("micmon: " + Messages.framesMissed(summary.framesMissed, gaps: summary.missedGapCount))
         }
+        for (input, source) in summary.neverConnected {
+            Console.error("micmon: " + Messages.neverConnected(input: input, source: source))
+        }
         if summary.framesDropped > 0 || summary.framesMissed > 0 {
             if summary.framesDropped > 0 { Console.error("micmon: " + Messages.framesDropped(summary.framesDropped)) }
             return .framesDropped
         }
+        if !summary.neverConnected.isEmpty { return .sourceNeverConnected }
         return .ok
     }
 
@@ -185,7 +205,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .denoise:
+        case .unknownPort, .noDefaultPorts, .denoise:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere || file.isInUse:

@@ -156,6 +156,8 @@ struct CaptureOptions: Equatable, Sendable {
     var force = false
     /// `--wait-server`: after the server goes away, wait for it and go on (continuation files).
     var waitsForServer = false
+    /// `--allow-unconnected`: no port fits the default rule, run unconnected anyway.
+    var allowsUnconnected = false
     /// Monitoring (`monitor`, or `record --monitor`): destinations and gain.
     var monitors = false
     var monitorDestinations: [String] = []
@@ -178,6 +180,7 @@ struct CaptureOptions: Equatable, Sendable {
         json = scanned.isSet("json")
         force = scanned.isSet("force")
         waitsForServer = scanned.isSet("wait-server")
+        allowsUnconnected = scanned.isSet("allow-unconnected")
         durationSeconds = try scanned.number("duration")
         monitors = monitors || scanned.isSet("monitor")
         monitorDestinations = scanned.values("output")
@@ -264,7 +267,7 @@ struct PlayOptions: Equatable, Sendable {
     var path = ""
     var clientName = "micmon"
     var serverName: String?
-    /// `-o` requests (exact names or patterns); empty means the first two physical playback ports.
+    /// `-o` requests (exact names or patterns); empty means the default rule's first two ports.
     var destinations: [String] = []
     var volume = 1.0
     var pan = 0.0
@@ -272,6 +275,8 @@ struct PlayOptions: Equatable, Sendable {
     var rate = 1.0
     var onRouteLoss = PlaybackConfiguration.RouteLossAction.pause
     var json = false
+    /// `--allow-unconnected`: no port fits the default rule, play to nothing anyway.
+    var allowsUnconnected = false
 
     init() {}
 
@@ -280,6 +285,7 @@ struct PlayOptions: Equatable, Sendable {
         serverName = scanned.last("server")
         destinations = scanned.values("output")
         json = scanned.isSet("json")
+        allowsUnconnected = scanned.isSet("allow-unconnected")
         volume = try scanned.number("volume") ?? volume
         pan = try scanned.number("pan") ?? pan
         rate = try scanned.number("rate") ?? rate
@@ -311,6 +317,7 @@ struct PlayOptions: Equatable, Sendable {
         configuration.loops = loops
         configuration.rate = rate
         configuration.onRouteLoss = onRouteLoss
+        configuration.allowsUnconnected = allowsUnconnected
         return configuration
     }
 }

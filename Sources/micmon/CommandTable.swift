@@ -39,7 +39,9 @@ enum CommandTable {
         "port", short: "p", "PORT", kind: .outputPort, repeatable: true,
         help: "source port for the next input (in_1, in_2, ...); repeatable, each port once. Exact names or "
             + "patterns: system:capture_*, 'player:out_?' (a port's exact name wins, even with [ in it). "
-            + "Default: the first two physical capture ports.")
+            + "Default: the first two physical capture ports that are not monitors, else the first two "
+            + "outputs named *:capture_* (PipeWire's virtual sources), else micmon refuses to start "
+            + "(exit 64, listing the ports) unless --allow-unconnected.")
     static let name = OptionSpec(
         "name", short: "n", "NAME", kind: .text,
         help: "JACK client name (default: micmon; at most \(JackClient.maximumNameLength) bytes, JACK's limit)")
@@ -52,6 +54,10 @@ enum CommandTable {
         "duration", "S", kind: .number(durationRange),
         help: "stop after S seconds (a take then holds exactly S × rate frames)")
     static let json = OptionSpec("json", help: "print one JSON object per meter update instead of bars")
+    static let allowUnconnected = OptionSpec(
+        "allow-unconnected",
+        help: "when no -p (or -o) is given and no port fits the default rule, run with the ports connected "
+            + "to nothing instead of refusing (exit 64)")
     static let waitServer = OptionSpec(
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
@@ -85,7 +91,9 @@ enum CommandTable {
     static let monitorOutput = OptionSpec(
         "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
         help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
-            + "Default: the first two physical playback ports.")
+            + "Default: the first two physical inputs named *:playback_*, else the first two inputs named "
+            + "*:playback_*, never a source's inputs; else micmon refuses to start (exit 64) unless "
+            + "--allow-unconnected.")
     static let gain = OptionSpec(
         "gain", "DB", kind: .number(NumberRange(-60, 24, unit: "dB")), help: "output gain in dB (default 0)")
     static let channels = OptionSpec(
@@ -116,11 +124,16 @@ enum CommandTable {
 
     static let sessionExitCodes: [ExitCodeSpec] = [
         .init(code: .ok, meaning: "ended as asked, nothing lost"),
-        .init(code: .usage, meaning: "usage error or bad input (nothing was created)"),
+        .init(code: .usage, meaning: "usage error, bad input, or no port to connect (nothing was created)"),
         .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away (the take is finalized)"),
         .init(code: .software, meaning: "internal error"),
         .init(code: .fileError, meaning: "the file could not be written (finalized up to the fault)"),
         .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
+        .init(code: .sourceNeverConnected, meaning: "an input's source was never connected during the take (silence)"),
+        .init(
+            code: .sampleRateChanged,
+            meaning: "the server's rate changed; the take ends at the last frame of its rate (with --wait-server "
+                + "the next take starts at the new rate)"),
     ]
     static let textExitCodes: [ExitCodeSpec] = [
         .init(code: .ok, meaning: "printed"),
@@ -151,7 +164,9 @@ enum CommandTable {
                 Stops on --duration, SIGINT/SIGTERM/SIGHUP, or when the server goes away, and prints
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
-            options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
+            options: [
+                port, name, server, duration, json, waitServer, denoise, allowUnconnected, help, versionOption,
+            ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
@@ -183,7 +198,8 @@ enum CommandTable {
                 OptionSpec(
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
-                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, help, versionOption,
+                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, allowUnconnected,
+                help, versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
@@ -198,7 +214,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, allowUnconnected, help,
+                versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -254,7 +271,10 @@ enum CommandTable {
                     "return", "PORT", kind: .outputPort,
                     help: "connect PORT (an output port, e.g. system:capture_1) to in_1. For a cable through an "
                         + "interface, give both."),
-                OptionSpec("software-loop", help: "connect out_1 straight to in_1 (JACK adds a period)"),
+                OptionSpec(
+                    "software-loop",
+                    help: "connect out_1 straight to in_1 (JACK adds a period; PipeWire's JACK passes silence "
+                        + "through such a link: use --send and --return through a node there)"),
                 OptionSpec("duration", "S", kind: .number(durationRange), help: "measure for S seconds (default 5)"),
                 OptionSpec("json", help: "print the summary as one JSON object"),
                 name, server, help, versionOption,
@@ -294,7 +314,9 @@ enum CommandTable {
                 OptionSpec(
                     "output", short: "o", "PORT", kind: .inputPort, repeatable: true,
                     help: "destination for the next output (out_1, out_2); repeatable, exact names or patterns. "
-                        + "Default: the first two physical playback ports."),
+                        + "Default: the first two physical inputs named *:playback_*, else the first two inputs "
+                        + "named *:playback_*, never a source's inputs; else micmon refuses to start (exit 64) "
+                        + "unless --allow-unconnected."),
                 OptionSpec("volume", "V", kind: .number(NumberRange(0, 1)), help: "linear gain (default 1)"),
                 OptionSpec(
                     "pan", "P", kind: .number(NumberRange(-1, 1)),
@@ -314,13 +336,13 @@ enum CommandTable {
                     help: "pause (default) holds the place while the destination ports are gone and resumes "
                         + "when they return; stop ends."),
                 OptionSpec("json", help: "print one JSON object per meter update, and the summary as JSON"),
-                name, server, help, versionOption,
+                allowUnconnected, name, server, help, versionOption,
             ],
             refusals: [],
             notes: stdoutFailure,
             exitCodes: [
                 .init(code: .ok, meaning: "played to the end, or stopped by SIGINT/SIGTERM/SIGHUP"),
-                .init(code: .usage, meaning: "usage error, or a file that cannot be played"),
+                .init(code: .usage, meaning: "usage error, a file that cannot be played, or no port to play to"),
                 .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
                 .init(code: .software, meaning: "internal error"),
                 .init(code: .fileError, meaning: "the file could not be read to its end"),

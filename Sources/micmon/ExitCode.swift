@@ -12,4 +12,12 @@ enum ExitCode: Int32 {
     case fileError = 74
     /// The session completed but frames were dropped (listed in the summary; silence in the file).
     case framesDropped = 75
+    /// A source chosen for an input was never connected during the take (the input holds
+    /// silence): sysexits' EX_NOINPUT, "an input did not exist or was not readable".
+    case sourceNeverConnected = 66
+    /// The server's sample rate changed: the take ended at the last frame of its rate (a file
+    /// holds one rate). Not 69: the server is still there. sysexits' EX_CONFIG, "something was
+    /// found in an unconfigured or misconfigured state": the server's configuration changed
+    /// under the take.
+    case sampleRateChanged = 78
 }

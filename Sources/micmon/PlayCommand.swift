@@ -33,7 +33,7 @@ enum PlayCommand {
             case .file(let fileError):
                 Console.error("micmon: " + Messages.cannotPlay(fileError.path, fileError.message))
                 return .usage
-            case .unknownPort, .conversion:
+            case .unknownPort, .noDefaultPorts, .conversion:
                 Console.error("micmon: \(error.description)")
                 return .usage
             }

@@ -86,4 +86,74 @@ struct PortSelectionTests {
             #expect(found == "system:capture_1")
         }
     }
+
+    // PipeWire's JACK, as the private test configuration shows it (`pw-jack jack_lsp -p`): the
+    // virtual source's capture outputs are not flagged physical but its inputs are, and they come
+    // before the sink's playback inputs.
+    let pipeWire = PortSelection.Catalog(
+        inputs: [
+            "test microphones:input_FL", "test microphones:input_FR", "test speaker:playback_FL",
+            "test speaker:playback_FR",
+        ],
+        outputs: [
+            "test microphones:capture_FL", "test microphones:capture_FR", "test speaker:monitor_FL",
+            "test speaker:monitor_FR",
+        ],
+        physicalInputs: [
+            "test microphones:input_FL", "test microphones:input_FR", "test speaker:playback_FL",
+            "test speaker:playback_FR",
+        ],
+        physicalOutputs: [])
+
+    @Test func onPipeWireTheDefaultsAreTheVirtualSourceAndTheSink() throws {
+        let sources = PortSelection.defaults(.output, in: pipeWire)
+        #expect(sources.rule == .named)
+        #expect(sources.ports == ["test microphones:capture_FL", "test microphones:capture_FR"])
+        #expect(
+            try PortSelection.choose([], direction: .output, defaultCount: 2, in: pipeWire) == [
+                "test microphones:capture_FL", "test microphones:capture_FR",
+            ])
+        // Never the source's inputs, though they are flagged physical and listed first.
+        let destinations = PortSelection.defaults(.input, in: pipeWire)
+        #expect(destinations.rule == .physical)
+        #expect(destinations.ports == ["test speaker:playback_FL", "test speaker:playback_FR"])
+    }
+
+    @Test func onJackdTheDefaultsAreThePhysicalPorts() {
+        #expect(PortSelection.defaults(.output, in: catalog).rule == .physical)
+        #expect(PortSelection.defaults(.output, in: catalog).ports == catalog.physicalOutputs)
+        #expect(PortSelection.defaults(.input, in: catalog).ports == catalog.physicalInputs)
+    }
+
+    @Test func monitorPortsAreNeverDefaultSources() {
+        let monitors = PortSelection.Catalog(
+            inputs: ["sink:playback_FL"],
+            outputs: ["sink:monitor_FL", "sink Monitor:capture_FL", "card:capture_1"],
+            physicalInputs: [], physicalOutputs: ["sink:monitor_FL", "sink Monitor:capture_FL"])
+        #expect(PortSelection.isMonitor("sink:monitor_FL"))
+        #expect(PortSelection.isMonitor("sink Monitor:capture_FL"))
+        #expect(!PortSelection.isMonitor("card:capture_1"))
+        let sources = PortSelection.defaults(.output, in: monitors)
+        #expect(sources.rule == .named)
+        #expect(sources.ports == ["card:capture_1"])
+        // Any playback_ input, physical or not, when no physical one is named so.
+        #expect(PortSelection.defaults(.input, in: monitors).ports == ["sink:playback_FL"])
+    }
+
+    @Test func nothingFitsMeansNoDefaultAndTheCandidatesAreListed() throws {
+        let players = PortSelection.Catalog(
+            inputs: ["rec:in_1", "source:input_FL"], outputs: ["player:out_1", "player:out_2"],
+            physicalInputs: ["source:input_FL"], physicalOutputs: [])
+        let sources = PortSelection.defaults(.output, in: players)
+        #expect(sources.rule == .none)
+        #expect(sources.ports.isEmpty)
+        #expect(try PortSelection.choose([], direction: .output, defaultCount: 2, in: players).isEmpty)
+        #expect(PortSelection.defaults(.input, in: players).ports.isEmpty)
+        let refusal = PortSelection.NoDefault(direction: .output, candidates: sources.candidates)
+        #expect(refusal.description.contains("player:out_1, player:out_2"))
+        #expect(refusal.description.contains("--allow-unconnected"))
+        let playback = PortSelection.NoDefault(direction: .input, candidates: players.inputs)
+        #expect(playback.description.contains("-o"))
+        #expect(playback.description.contains("rec:in_1, source:input_FL"))
+    }
 }

@@ -1,0 +1,363 @@
+import Foundation
+import Glibc
+import SoundFile
+import Testing
+
+/// micmon under `pw-jack` on a private PipeWire (`PrivatePipeWire`, the project's own
+/// configuration): a counter source (`micmon play` of a counter file into the virtual mic's
+/// inputs) and a witness (jack_capture on the same ports as micmon) run beside every take, and
+/// each take is judged against both (`PipeWireTakeJudge`). Off CI these are skipped when PipeWire
+/// is not installed; under CI a missing PipeWire fails them.
+extension JackIntegrationTests {
+    @Suite(
+        "micmon on PipeWire's JACK",
+        .enabled(
+            if: TestEnvironment.runs(needing: PrivatePipeWire.isAvailable), "needs pipewire, pw-jack, jack_capture"))
+    struct PipeWireIntegrationTests {
+        typealias Tool = PrivatePipeWire.Tool
+        static let rate = PrivatePipeWire.sampleRate
+
+        /// 60 s of the counter at 48 kHz (float W64), written once per test process: no test plays
+        /// past its end, so the counter never wraps inside one.
+        static let counterFile: String = {
+            let path = TestEnvironment.scratchFolder("pw-counter") + "/counter.w64"
+            let frames = 60 * rate
+            var samples = [Float](repeating: 0, count: 2 * frames)
+            for n in 0 ..< frames {
+                samples[2 * n] = TestSignal.value(channel: 0, frame: UInt64(n))
+                samples[2 * n + 1] = TestSignal.value(channel: 1, frame: UInt64(n))
+            }
+            if let writer = try? SoundFileWriter(
+                path: path, format: AudioFileFormat(container: .w64, encoding: .float), sampleRate: rate,
+                channelCount: 2)
+            {
+                samples.withUnsafeBufferPointer { try? writer.write(interleaved: $0) }
+                try? writer.close()
+            }
+            return path
+        }()
+
+        /// A private PipeWire with the counter playing into `sourceInputs` (none: `play`'s default
+        /// destinations) and a witness recording `witnessPorts`. Everything is stopped by pid in
+        /// `stop()`.
+        final class Rig {
+            let pipeWire: PrivatePipeWire
+            let source: Tool
+            let witness: Tool
+            let witnessPath: String
+            let folder: String
+
+            init(
+                sourceInputs: [String] = PrivatePipeWire.micInputs,
+                witnessPorts: [String] = PrivatePipeWire.micOutputs, name: String
+            ) throws {
+                folder = TestEnvironment.scratchFolder("pw-" + name)
+                pipeWire = try PrivatePipeWire()
+                let counter = PipeWireIntegrationTests.counterFile
+                try TestEnvironment.require(FileManager.default.fileExists(atPath: counter), "no counter file")
+                source = try pipeWire.micmon(
+                    ["play", counter, "-n", "counter", "--json"] + sourceInputs.flatMap { ["-o", $0] })
+                witnessPath = folder + "/witness.wav"
+                witness = try pipeWire.start(
+                    ["jack_capture", "--daemon"] + witnessPorts.flatMap { ["-p", $0] } + [witnessPath])
+                // Both run before micmon starts: the witness has written a tenth of a second.
+                let ready = TestEnvironment.waitUntil(timeout: 20) {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: witnessPath)[.size] as? Int) ?? 0
+                    return size > PipeWireIntegrationTests.rate * 8 / 10 && source.stdoutSoFar.contains("\"meter\"")
+                }
+                if !ready {
+                    let text = "source: \(source.stderrSoFar) witness: \(witness.stderrSoFar)"
+                    stop()
+                    throw MissingRequirement(description: "the counter source or the witness did not start: \(text)")
+                }
+            }
+
+            /// Ends the witness (its file is then complete) and reads it.
+            func finishWitness() throws -> PipeWireTakeJudge.WitnessRecording {
+                witness.signal(SIGINT)
+                _ = witness.wait(timeout: 15)
+                return try PipeWireTakeJudge.WitnessRecording(path: witnessPath)
+            }
+
+            func stop() {
+                source.signal(SIGINT)
+                witness.signal(SIGINT)
+                _ = source.wait(timeout: 10)
+                _ = witness.wait(timeout: 10)
+                pipeWire.stop()
+            }
+
+            deinit { stop() }
+        }
+
+        /// The summary's integer `key` (the last summary line in `stdout`).
+        static func summaryNumber(_ key: String, in stdout: String) -> Int? {
+            guard let line = stdout.split(separator: "\n").last(where: { $0.contains("\"type\":\"summary\"") }),
+                let range = line.range(of: "\"\(key)\":")
+            else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+
+        /// Whether micmon said its take is damaged (drops or server gaps in its summary).
+        static func reportedDamage(_ stdout: String) -> Bool {
+            (summaryNumber("frames_dropped", in: stdout) ?? 0) > 0
+                || (summaryNumber("server_gap_count", in: stdout) ?? 0) > 0
+        }
+
+        /// The truthful judgement: the take has `frames` frames, most of them on the counter, and
+        /// every stretch off it is either in the witness too or reported by micmon.
+        static func expectTruthful(
+            _ path: String, stdout: String, witness: PipeWireTakeJudge.WitnessRecording, frames: Int? = nil,
+            _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws -> PipeWireTakeJudge.Verdict {
+            let take = try PipeWireTakeJudge.Recording(path: path)
+            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            if let frames { #expect(take.frameCount == frames, "\(label): \(verdict)", sourceLocation: sourceLocation) }
+            // A take of silence (nothing connected) or of something else is never judged good,
+            // even when the witness is damaged too.
+            #expect(
+                verdict.exactFrames * 2 >= take.frameCount && take.frameCount > 0, "\(label): \(verdict)",
+                sourceLocation: sourceLocation)
+            if !reportedDamage(stdout) {
+                #expect(
+                    verdict.unexplained.isEmpty,
+                    "\(label): damage micmon did not report and the witness does not show: \(verdict)",
+                    sourceLocation: sourceLocation)
+            }
+            return verdict
+        }
+
+        @Test("pw-jack micmon record with no -p records the virtual mic (capture_* outputs, not physical)")
+        func defaultPortsRecordTheVirtualMic() throws {
+            let rig = try Rig(name: "default")
+            defer { rig.stop() }
+            let path = rig.folder + "/take.wav"
+            let result = try rig.pipeWire.micmon(["record", path, "--duration", "2", "--json"]).wait(timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "taking the outputs named *:capture_*: test microphones:capture_FL, test microphones:capture_FR"),
+                "\(result.stderr)")
+            let witness = try rig.finishWitness()
+            _ = try Self.expectTruthful(
+                path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, "default ports")
+        }
+
+        /// Each container micmon writes, with the encodings spread over them, one take after another
+        /// from one source and one witness.
+        static let formats: [(ContainerFormat, SampleEncoding)] = [
+            (.wav, .float), (.w64, .pcm24), (.rf64, .pcm32), (.caf, .pcm16), (.flac, .pcm24), (.flac, .pcm16),
+        ]
+
+        @Test("a take is exact in every container (judged against a witness)")
+        func everyContainer() throws {
+            let rig = try Rig(name: "containers")
+            defer { rig.stop() }
+            var takes: [(String, String, PrivatePipeWire.ToolResult)] = []
+            for (container, encoding) in Self.formats {
+                let label = "\(container.rawValue)/\(encoding.rawValue)"
+                let path = rig.folder + "/take-\(encoding.rawValue).\(container.fileExtension)"
+                let result = try rig.pipeWire.micmon([
+                    "record", path, "-p", "test microphones:capture_*", "--format", container.rawValue, "--bits",
+                    encoding.rawValue, "--duration", "1.5", "--json",
+                ]).wait(timeout: 60)
+                #expect(result.exitCode == 0 || result.exitCode == 75, "\(label): stderr: \(result.stderr)")
+                takes.append((label, path, result))
+            }
+            let witness = try rig.finishWitness()
+            for (label, path, result) in takes {
+                let reader = try SoundFileReader(path: path)
+                #expect(reader.sampleRate == Self.rate, "\(label)")
+                _ = try Self.expectTruthful(
+                    path, stdout: result.stdout, witness: witness, frames: 3 * Self.rate / 2, label)
+            }
+        }
+
+        @Test("a quantum change mid-take (256 → 128 → 1024) leaves the take exact")
+        func quantumChange() throws {
+            let rig = try Rig(name: "quantum")
+            defer { rig.stop() }
+            let path = rig.folder + "/take.wav"
+            let recorder = try rig.pipeWire.micmon([
+                "record", path, "-p", "test microphones:capture_*", "--duration", "4", "--json",
+            ])
+            #expect(recorder.waitUntilRecorded(frames: Self.rate), "stderr: \(recorder.stderrSoFar)")
+            try rig.pipeWire.forceQuantum(128)
+            #expect(recorder.waitUntilRecorded(frames: 2 * Self.rate), "stderr: \(recorder.stderrSoFar)")
+            try rig.pipeWire.forceQuantum(1024)
+            let result = recorder.wait(timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let witness = try rig.finishWitness()
+            _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
+        }
+
+        @Test("a rate change ends the take with its own exit code (78), not 'server went away'")
+        func rateChangeEndsTheTake() throws {
+            let rig = try Rig(name: "rate")
+            defer { rig.stop() }
+            let path = rig.folder + "/take.wav"
+            let recorder = try rig.pipeWire.micmon([
+                "record", path, "-p", "test microphones:capture_*", "--duration", "20", "--json",
+            ])
+            #expect(recorder.waitUntilRecorded(frames: Self.rate), "stderr: \(recorder.stderrSoFar)")
+            try rig.pipeWire.forceRate(44100)
+            let result = recorder.wait(timeout: 30)
+            #expect(result.exitCode == 78, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(result.stderr)")
+            #expect(!result.stderr.contains("shut down"), "\(result.stderr)")
+            #expect(result.stdout.contains("\"reason\":\"the server's sample rate changed\""))
+            let witness = try rig.finishWitness()
+            let verdict = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, "rate change")
+            #expect(try SoundFileReader(path: path).sampleRate == Self.rate)
+            // PipeWire's frame counter jumps at the first cycle of the new rate: a take that took
+            // any cycle of it reports that jump as a server gap of about the whole stream.
+            Self.expectNoGapLongerThanASecond(result.stdout, "rate change")
+            #expect(verdict.frameCount < 20 * Self.rate)
+        }
+
+        /// No `server_gaps` entry of the last summary spans a second or more (a rate change's
+        /// counter jump, read as a gap, spans the whole stream).
+        static func expectNoGapLongerThanASecond(
+            _ stdout: String, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let summaries = stdout.split(separator: "\n").filter { $0.contains("\"type\":\"summary\"") }
+            for summary in summaries {
+                var rest = summary[...]
+                while let range = rest.range(of: "\"length\":") {
+                    rest = rest[range.upperBound...]
+                    let length = Int(rest.prefix { $0.isNumber }) ?? 0
+                    #expect(
+                        length < rate, "\(label): a server gap of \(length) frames: \(summary)",
+                        sourceLocation: sourceLocation)
+                }
+            }
+        }
+
+        @Test("with --wait-server a rate change goes on into take 2 at the new rate, with no wait and no bogus gap")
+        func rateChangeWithWaitServer() throws {
+            let rig = try Rig(name: "rate-wait")
+            defer { rig.stop() }
+            let path = rig.folder + "/take.wav"
+            let recorder = try rig.pipeWire.micmon([
+                "record", path, "-p", "test microphones:capture_*", "--wait-server", "--json",
+            ])
+            #expect(recorder.waitUntilRecorded(frames: Self.rate), "stderr: \(recorder.stderrSoFar)")
+            try rig.pipeWire.forceRate(44100)
+            #expect(
+                TestEnvironment.waitUntil(timeout: 30) {
+                    recorder.stdoutSoFar.contains("\"sample_rate\":44100") && (recorder.framesRecorded ?? 0) >= 22050
+                }, "stderr: \(recorder.stderrSoFar)")
+            recorder.signal(SIGINT)
+            let result = recorder.wait(timeout: 30)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(result.stderr)")
+            #expect(result.stderr.contains("continuing at the server's new rate into "), "\(result.stderr)")
+            #expect(!result.stderr.contains("waiting for server"), "\(result.stderr)")
+            Self.expectNoGapLongerThanASecond(result.stdout, "rate change, --wait-server")
+            let second = rig.folder + "/take-2.wav"
+            #expect(try SoundFileReader(path: path).sampleRate == 48000)
+            #expect(try SoundFileReader(path: second).sampleRate == 44100)
+            let witness = try rig.finishWitness()
+            let first = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, "take 1 (48 kHz)")
+            // Take 2 follows take 1 in the source, never overlapping it (the frames between are the
+            // new session's start-up, taken by nobody).
+            let next = PipeWireTakeJudge.judge(take: try PipeWireTakeJudge.Recording(path: second), witness: witness)
+            #expect(next.exactFrames * 2 >= next.frameCount && next.frameCount > 0, "take 2: \(next)")
+            if let end = first.lastSource, let start = next.firstSource {
+                #expect(start > end, "take 2 starts at source frame \(start), take 1 ends at \(end)")
+            }
+        }
+
+        @Test("play with no -o goes to the speaker (never the virtual mic's inputs) and plays exactly")
+        func playDefaultsToTheSpeaker() throws {
+            // The rig's source is `micmon play` with no -o.
+            let rig = try Rig(sourceInputs: [], witnessPorts: PrivatePipeWire.speakerMonitors, name: "play")
+            defer { rig.stop() }
+            let listing = try rig.pipeWire.run(["jack_lsp", "-c"]).stdout
+            #expect(listing.contains("counter:out_1\n   test speaker:playback_FL\n"), "\(listing)")
+            #expect(listing.contains("counter:out_2\n   test speaker:playback_FR\n"), "\(listing)")
+            #expect(!listing.contains("test microphones:input_FL\n   counter:out_1"), "\(listing)")
+            // The speaker's monitor carries the counter exactly.
+            let path = rig.folder + "/take.wav"
+            let result = try rig.pipeWire.micmon([
+                "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
+            ]).wait(timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let witness = try rig.finishWitness()
+            _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, "play")
+        }
+
+        @Test("monitor with no -p or -o plays the virtual mic on the speaker exactly")
+        func monitorIsExact() throws {
+            let rig = try Rig(name: "monitor")
+            defer { rig.stop() }
+            let monitor = try rig.pipeWire.micmon(["monitor", "--duration", "6", "-n", "mon", "--json"])
+            defer {
+                monitor.signal(SIGINT)
+                _ = monitor.wait(timeout: 10)
+            }
+            #expect(monitor.waitUntilOutput(contains: "\"meter\""), "stderr: \(monitor.stderrSoFar)")
+            let listing = try rig.pipeWire.run(["jack_lsp", "-c"]).stdout
+            #expect(listing.contains("mon:out_1\n   test speaker:playback_FL\n"), "\(listing)")
+            #expect(listing.contains("mon:in_1\n   test microphones:capture_FL\n"), "\(listing)")
+            let path = rig.folder + "/take.wav"
+            let result = try rig.pipeWire.micmon([
+                "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
+            ]).wait(timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let finished = monitor.wait(timeout: 30)
+            #expect(finished.exitCode == 0, "monitor: \(finished.stderr)")
+            // The witness records the monitor's input: what reached micmon, damage and all.
+            let witness = try rig.finishWitness()
+            _ = try Self.expectTruthful(
+                path, stdout: result.stdout + finished.stdout, witness: witness, frames: 2 * Self.rate, "monitor")
+        }
+
+        @Test("latency through a node measures exactly one quantum (JACK reports 0)")
+        func latencyThroughANode() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let result = try pipeWire.micmon([
+                "latency", "--duration", "2", "--send", "test speaker:playback_FL", "--return",
+                "test speaker:monitor_FL", "--json",
+            ]).wait(timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stdout.contains("\"status\":\"measured\""), "\(result.stdout)")
+            #expect(
+                result.stdout.contains("\"round_trip_frames\":{\"min\":\(PrivatePipeWire.quantum).0000,"),
+                "\(result.stdout)")
+            #expect(result.stdout.contains("\"max\":\(PrivatePipeWire.quantum).0000}"), "\(result.stdout)")
+            #expect(result.stdout.contains("\"jack_reported_frames\":0"), "\(result.stdout)")
+        }
+
+        @Test("latency --software-loop says PipeWire passes silence through a self-link")
+        func softwareLoopNamesPipeWire() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let json = try pipeWire.micmon(["latency", "--duration", "1.5", "--software-loop", "--json"])
+                .wait(timeout: 60)
+            #expect(json.stdout.contains("\"status\":\"silent self-link\""), "\(json.stdout)")
+            #expect(json.stderr.contains("PipeWire"), "\(json.stderr)")
+            let text = try pipeWire.micmon(["latency", "--duration", "1.5", "--software-loop"]).wait(timeout: 60)
+            #expect(text.stdout.contains("PipeWire's JACK connects a client's out_1 to its own in_1"), "\(text.stdout)")
+            #expect(!text.stdout.contains("is the loop connected?"), "\(text.stdout)")
+        }
+
+        @Test("the private PipeWire starts, answers pw-jack clients and stops by pid")
+        func privatePipeWireStarts() throws {
+            var times: [Double] = []
+            for _ in 0 ..< 3 {
+                let pipeWire = try PrivatePipeWire()
+                times.append(pipeWire.secondsUntilReady)
+                let ports = try pipeWire.portNames()
+                #expect(ports.contains("test microphones:capture_FL"))
+                #expect(ports.contains("test speaker:playback_FL"))
+                let pid = pipeWire.daemon.processIdentifier
+                pipeWire.stop()
+                #expect(kill(pid, 0) != 0, "pipewire \(pid) still runs after stop()")
+                #expect(!FileManager.default.fileExists(atPath: pipeWire.runtimeFolder))
+            }
+            print("private PipeWire ready after " + times.map { String(format: "%.3f s", $0) }.joined(separator: ", "))
+        }
+    }
+}
