@@ -10,6 +10,12 @@ public struct ChannelDisplay: Sendable, Equatable {
     /// NaN and ±∞ samples so far (counted in `clipCount` too; the levels read them as silence).
     public var nonFiniteCount: UInt64
     public var isConnected: Bool
+    /// What the screen calls the channel instead of `name`: `--label`, or the source port's
+    /// pretty name (JACK metadata); nil shows `name`.
+    public var label: String?
+
+    /// The label when there is one, else the port name.
+    public var displayName: String { label ?? name }
 
     public init(
         name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,

@@ -28,18 +28,23 @@ enum CaptureCommand {
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
-        guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
-        return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
+        guard invocation.waitsForServer else {
+            return run(configuration, json: invocation.json, labels: invocation.labels)
+        }
+        return runAcrossServerRestarts(
+            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels)
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
     /// server of the same name, and goes on into a continuation file (rec.wav: rec-2.wav, rec-3.wav …).
     /// A lost server is then not an error; SIGINT/SIGTERM/SIGHUP while waiting ends with exit 0.
-    static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
+    static func runAcrossServerRestarts(
+        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = []
+    ) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json)
+            let code = run(configuration, json: json, labels: labels)
             guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
             let server = configuration.serverName ?? JackClient.defaultServerName
             Console.error("micmon: " + Messages.waitingForServer(server))
@@ -94,7 +99,8 @@ enum CaptureCommand {
         return path + "-\(take)"
     }
 
-    static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {
+    /// `labels`: `--label`, the screen's name for each input.
+    static func run(_ configuration: CaptureConfiguration, json: Bool, labels: [String?] = []) -> ExitCode {
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
@@ -111,7 +117,7 @@ enum CaptureCommand {
         }
 
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
-        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
+        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
         let stopReason: StopReason
         while true {
             StopSignals.sleep(seconds: output.pollInterval)

@@ -85,6 +85,10 @@ enum CommandTable {
             + "default)")
 
     static let recordingOnly = "--format, --bits and --force apply only when recording"
+    static let label = OptionSpec(
+        "label", "NAMES", kind: .text,
+        help: "names the screen shows for the inputs, in order, comma-separated (--label primary,reference; "
+            + "an empty name keeps the port's). Default: the source port's JACK pretty name, else in_1, in_2, ...")
 
     static let meters = """
         Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
@@ -141,7 +145,7 @@ enum CommandTable {
                 Stops on --duration, SIGINT/SIGTERM/SIGHUP, or when the server goes away, and prints
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
-            options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
+            options: [port, name, server, duration, json, waitServer, denoise, label, help, versionOption],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
@@ -169,7 +173,8 @@ enum CommandTable {
                 OptionSpec(
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
-                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, help, versionOption,
+                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, label, help,
+                versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
@@ -184,7 +189,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, label, help,
+                versionOption,
             ],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -204,7 +210,7 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, force, channels, denoise, duration, json, name, help, versionOption,
+                format, bits, force, channels, denoise, duration, json, name, label, help, versionOption,
             ],
             refusals: [
                 (["-s", "--server"], "-s does not apply to micmon demo (it starts a private server of its own)"),

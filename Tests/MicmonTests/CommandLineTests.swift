@@ -46,6 +46,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "rate"): return ("1.5", [])
     case (_, "on-route-loss"): return ("stop", [])
     case (_, "block"): return ("64", [])
+    case (_, "label"): return ("primary,reference", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
         (.completions, _), (.manual, _), (.ports, _):
