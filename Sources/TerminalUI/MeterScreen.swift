@@ -52,7 +52,7 @@ public enum MeterScreen {
         let columns = min(wanted, fitting)
         let slots = columns * rows
         let shown = channelCount <= slots ? channelCount : max(0, slots - 1)
-        let usedRows = channelCount <= slots ? max(1, (channelCount + columns - 1) / columns) : rows
+        let usedRows = channelCount <= slots ? (channelCount + columns - 1) / columns : rows
         return .compact(columns: columns, rows: usedRows, shown: shown)
     }
 
@@ -157,7 +157,7 @@ public enum MeterScreen {
         }
         if withScale {
             var scale = StyledLine()
-            let scaleColumns = min(columns, max(1, (shown + rows - 1) / rows))
+            let scaleColumns = rows > 0 ? min(columns, max(1, (shown + rows - 1) / rows)) : 1
             for column in 0 ..< scaleColumns {
                 if column > 0 { scale.add(String(repeating: " ", count: columnGap)) }
                 scale.add(String(repeating: " ", count: nameWidth + 1))

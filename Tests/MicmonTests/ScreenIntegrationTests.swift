@@ -1,7 +1,5 @@
-import Engine
 import Foundation
 import Glibc
-import Jack
 import Platform
 import Testing
 
@@ -22,8 +20,10 @@ struct ScreenIntegrationTests {
         let tmux = try TestEnvironment.executable("tmux", hint: "Debian: tmux")
         let jackProperty = try TestEnvironment.executable("jack_property", hint: "Debian: jackd2")
         // One server for the three sources (2, 8 and 32 of its capture ports): one of jackd's
-        // eight server slots.
-        let server = try PrivateJackServer(name: "micmon-screen-\(getpid())", captureChannels: 32, playbackChannels: 2)
+        // eight server slots. Only other processes are its clients: libjack in this process
+        // already serves the shared test server's source, and a client of a second server
+        // beside it once crashed inside libjack.
+        let server = try ServerProcess(name: "micmon-screen-\(getpid())", captureChannels: 32)
         defer { server.stop() }
         // The first source's pretty name, as a sound card's driver or a patchbay would set it.
         // jack2 keeps metadata in one store per user, by port UUID, and a dummy server's
@@ -33,6 +33,51 @@ struct ScreenIntegrationTests {
         defer { prettyName.remove() }
         for channelCount in [2, 8, 32] {
             try checkScreen(tmux: tmux, server: server, channelCount: channelCount, prettyName: prettyName)
+        }
+    }
+
+    /// `jackd -S -d dummy` as a child, known to the tests only through other processes
+    /// (`jack_wait`, `jack_lsp`, micmon).
+    final class ServerProcess {
+        let name: String
+        private let jackd: ChildProcess
+        private let log: String
+
+        init(name: String, captureChannels: Int) throws {
+            self.name = name
+            log = TestEnvironment.scratchFolder("jackd") + "/jackd.log"
+            let path = try TestEnvironment.executable("jackd", hint: "Debian: jackd2")
+            jackd = try ChildProcess(
+                [
+                    path, "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256", "-C", String(captureChannels),
+                    "-P", "2",
+                ],
+                stdout: log, stderr: log)
+            let wait = try TestEnvironment.executable("jack_wait", hint: "Debian: jackd2")
+            let waiting = try ChildProcess([wait, "-s", name, "-w", "-t", "20"])
+            let answered = waiting.wait(timeout: 30) == .init(code: 0, wasKilledBySignal: false)
+            if !answered || !jackd.isRunning {
+                stop()
+                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw MissingRequirement(description: "jackd -n \(name) did not start: \(said)")
+            }
+        }
+
+        /// The server's port names (`jack_lsp`).
+        func portNames() -> [String] {
+            let output = TestEnvironment.scratchFolder("lsp") + "/ports.txt"
+            guard let lsp = Child.findExecutable("jack_lsp"),
+                let child = try? ChildProcess([lsp, "-s", name], stdout: output)
+            else { return [] }
+            child.wait(timeout: 30)
+            return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
+        }
+
+        /// SIGTERM, and the wait for it to end (it gives its registry slot back as it goes).
+        func stop() {
+            jackd.signal(SIGTERM)
+            jackd.wait(timeout: 15)
         }
     }
 
@@ -58,7 +103,7 @@ struct ScreenIntegrationTests {
         }
     }
 
-    func checkScreen(tmux: String, server: PrivateJackServer, channelCount: Int, prettyName: PrettyName) throws {
+    func checkScreen(tmux: String, server: ServerProcess, channelCount: Int, prettyName: PrettyName) throws {
         let folder = TestEnvironment.scratchFolder("screen-\(channelCount)")
         let socket = folder + "/tmux.socket"
 
@@ -66,8 +111,8 @@ struct ScreenIntegrationTests {
             channelCount == 32
             ? "-p 'system:capture_*'" : (1 ... channelCount).map { "-p system:capture_\($0)" }.joined(separator: " ")
         let command =
-            "exec env -u COLUMNS -u LINES '\(TestEnvironment.micmonPath)' meter -s '\(server.name)' -n screen-\(channelCount) \(sources) "
-            + "--label ,reference --duration 120 2>'\(folder)/stderr.txt'"
+            "exec env -u COLUMNS -u LINES '\(TestEnvironment.micmonPath)' meter -s '\(server.name)' "
+            + "-n screen-\(channelCount) \(sources) --label ,reference --duration 120 2>'\(folder)/stderr.txt'"
         let first = Self.sizes[0]
         try runTmux(
             tmux, socket,
@@ -77,11 +122,7 @@ struct ScreenIntegrationTests {
             // has left, so jackd stops at once and gives its slot in the registry back.
             _ = try? runTmux(tmux, socket, ["kill-server"])
             let left = TestEnvironment.waitUntil(timeout: 20) {
-                guard let probe = try? JackClient(name: "micmon-screen-probe", serverName: server.name) else {
-                    return true
-                }
-                defer { probe.close() }
-                return probe.portNames(namePattern: "^screen-\(channelCount):").isEmpty
+                !server.portNames().contains { $0.hasPrefix("screen-\(channelCount):") }
             }
             #expect(left, "micmon did not leave the server after its pane closed")
         }
@@ -103,10 +144,9 @@ struct ScreenIntegrationTests {
                 return problem == nil
             }
             let stderr = (try? String(contentsOfFile: folder + "/stderr.txt", encoding: .utf8)) ?? ""
+            let screen = last.joined(separator: "\n")
             #expect(
-                drawn,
-                "\(size.columns)x\(size.rows), \(channelCount) channels: \(problem ?? "")\n\(last.joined(separator: "\n"))\nstderr: \(stderr)"
-            )
+                drawn, "\(size.columns)x\(size.rows), \(channelCount) channels: \(problem ?? "")\n\(screen)\n\(stderr)")
         }
     }
 
@@ -172,5 +212,30 @@ struct ScreenIntegrationTests {
         try runTmux(tmux, socket, ["capture-pane", "-p", "-t", "screen"], stdout: path)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         return text.components(separatedBy: "\n")
+    }
+}
+
+/// `--label` in the outputs that are not the screen: the JSON's `label` and the plain line.
+@Suite("Labels in JSON and plain lines")
+struct LabelOutputTests {
+    @Test("--label names in_1 in every JSON meter line and the plain lines; in_2 keeps its port's name")
+    func labelInOutputs() throws {
+        let server = try SharedTestServer.require()
+        let sources = ["-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1]]
+        let json = try MicmonProcess.run(
+            ["meter", "-s", server.name, "-n", "label-json", "--json", "--duration", "1", "--label", "primary,"]
+                + sources)
+        #expect(json.exitCode == 0, "\(json.stderr)")
+        let meters = json.stdout.split(separator: "\n").filter { $0.hasPrefix("{\"type\":\"meter\"") }
+        #expect(!meters.isEmpty)
+        for line in meters {
+            #expect(line.contains("{\"name\":\"in_1\",") && line.contains("\"connected\":true,\"label\":\"primary\"}"))
+            #expect(line.components(separatedBy: "\"label\"").count == 2, "only in_1 has a label: \(line)")
+        }
+        let plain = try MicmonProcess.run(
+            ["meter", "-s", server.name, "-n", "label-plain", "--duration", "1.5", "--label", "primary,"] + sources)
+        #expect(plain.exitCode == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("| in_1 (primary) peak "), "\(plain.stdout)")
+        #expect(plain.stdout.contains("| in_2 peak "), "\(plain.stdout)")
     }
 }

@@ -220,6 +220,17 @@ struct MeterScreenTests {
         #expect(lines.count == 19)
     }
 
+    @Test("no channels: the status line alone, in either layout")
+    func noChannels() {
+        for width in [40, 80] {
+            let lines = MeterScreen.lines(
+                channels: [], status: ScreenFixture.status(0), width: width, height: 24, color: false)
+            #expect(lines.count == 2)  // the scale, then the status
+            #expect(lines.last!.hasPrefix("01:12.3 "))
+            #expect(!lines.contains(""))
+        }
+    }
+
     @Test("clips stay shown until reset, then count from the reset; totals stay in the model")
     func clipLatch() {
         var latch = ClipLatch()
