@@ -59,14 +59,15 @@ public enum Terminal {
     /// Any thread but the realtime one.
     public static func windowSize(fileDescriptor: Int32 = 1) -> TerminalSize? { TerminalDevice.size(fileDescriptor) }
 
-    /// The size the live screen is drawn at: `COLUMNS` and `LINES` when they are positive
-    /// numbers (a fixed size for scripts and tests), else the window's, else 80 columns and no
-    /// limit on rows (nil). Pure; any thread.
+    /// The size the live screen is drawn at: the window's, so a resize is followed even where
+    /// a shell exports a stale `COLUMNS`; where the terminal does not say, `COLUMNS` and `LINES`
+    /// when they are positive numbers, else 80 columns and no limit on rows (nil). Pure; any
+    /// thread.
     public static func screenSize(window: TerminalSize?, environment: [String: String]) -> (columns: Int, rows: Int?) {
         func positive(_ key: String) -> Int? {
             guard let text = environment[key], let n = Int(text), n > 0 else { return nil }
             return n
         }
-        return (positive("COLUMNS") ?? window?.columns ?? 80, positive("LINES") ?? window?.rows)
+        return (window?.columns ?? positive("COLUMNS") ?? 80, window?.rows ?? positive("LINES"))
     }
 }

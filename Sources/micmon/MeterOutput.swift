@@ -17,7 +17,7 @@ final class MeterOutput {
     /// `--label`: a name per input, in order (nil keeps the port's pretty name or its own).
     let labels: [String?]
     private let terminal = Terminal.detect()
-    /// `COLUMNS` and `LINES`, read once: a fixed size instead of the window's.
+    /// `COLUMNS` and `LINES`, read once: the size where the terminal does not say its own.
     private let sizeEnvironment: [String: String]
     private var screen = ScreenDrawing()
     private var clipLatch = ClipLatch()

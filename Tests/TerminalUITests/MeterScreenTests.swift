@@ -273,11 +273,13 @@ struct MeterScreenTests {
         #expect(drawing.redraw(["f"], columns: 80, rows: 24) == "\r\u{1B}[2Kf\n\u{1B}[J")
     }
 
-    @Test("COLUMNS and LINES fix the size; else the window's; else 80 columns and no row limit")
+    @Test("the window's size; where it does not say, COLUMNS and LINES; else 80 columns and no row limit")
     func screenSize() {
         let window = TerminalSize(columns: 120, rows: 30)
         #expect(Terminal.screenSize(window: window, environment: [:]) == (120, 30))
-        #expect(Terminal.screenSize(window: window, environment: ["COLUMNS": "40", "LINES": "12"]) == (40, 12))
+        // A stale COLUMNS exported by a shell never pins a window that can say its size.
+        #expect(Terminal.screenSize(window: window, environment: ["COLUMNS": "40", "LINES": "12"]) == (120, 30))
+        #expect(Terminal.screenSize(window: nil, environment: ["COLUMNS": "40", "LINES": "12"]) == (40, 12))
         #expect(Terminal.screenSize(window: nil, environment: ["LINES": "x"]) == (80, nil))
         #expect(Terminal.screenSize(window: nil, environment: ["COLUMNS": "0"]) == (80, nil))
     }
