@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
         .testTarget(name: "RealtimeTests", dependencies: ["Realtime"]),
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
-        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP"]),
+        .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP", "Platform"], exclude: ["Snapshots"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime", "Platform"]),
         .testTarget(

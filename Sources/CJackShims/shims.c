@@ -15,3 +15,5 @@ jack_client_t *micmon_jack_client_open(const char *client_name, jack_options_t o
 }
 
 int micmon_rtsan_is_linked(void) { return __rtsan_realtime_enter != NULL; }
+
+const char *micmon_jack_pretty_name_key(void) { return JACK_METADATA_PRETTY_NAME; }

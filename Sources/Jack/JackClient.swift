@@ -237,6 +237,25 @@ public final class JackClient: @unchecked Sendable {
         return JackLatencyRange(min: Int(range.min), max: Int(range.max))
     }
 
+    /// The port's pretty name (JACK metadata, `JACK_METADATA_PRETTY_NAME`), or nil when none is
+    /// set, it is empty, or there is no such port. It asks the server (and jack2's metadata
+    /// store): main thread, never the realtime one.
+    public func prettyName(ofPort fullName: String) -> String? {
+        guard let port = jack_port_by_name(handle, fullName) else { return nil }
+        var value: UnsafeMutablePointer<CChar>?
+        var type: UnsafeMutablePointer<CChar>?
+        guard jack_get_property(jack_port_uuid(port), micmon_jack_pretty_name_key(), &value, &type) == 0 else {
+            return nil
+        }
+        defer {
+            jack_free(value)
+            jack_free(type)
+        }
+        guard let value else { return nil }
+        let name = String(cString: value)
+        return name.isEmpty ? nil : name
+    }
+
     public func connect(source: String, destination: String) throws(JackError) {
         let code = jack_connect(handle, source, destination)
         // EEXIST: already connected, which is what was asked for.

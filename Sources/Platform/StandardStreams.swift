@@ -47,4 +47,24 @@ public enum TerminalDevice {
         guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
         return Int(size.ws_col)
     }
+
+    /// The terminal's columns and rows, or nil when `descriptor` is not a terminal or does not
+    /// say. One ioctl: cheap enough for every redraw, which is how a resized window (SIGWINCH)
+    /// is followed with no signal handler at all.
+    public static func size(_ descriptor: Int32) -> TerminalSize? {
+        var size = winsize()
+        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return nil }
+        return TerminalSize(columns: Int(size.ws_col), rows: Int(size.ws_row))
+    }
+}
+
+/// A terminal's size in character cells.
+public struct TerminalSize: Sendable, Equatable {
+    public var columns: Int
+    public var rows: Int
+
+    public init(columns: Int, rows: Int) {
+        self.columns = columns
+        self.rows = rows
+    }
 }

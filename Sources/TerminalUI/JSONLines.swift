@@ -6,7 +6,8 @@ public enum JSONLines {
     ///     {"type":"meter","schema":1,"time":1.250,"channels":[{"name":"in_1","peak_dbfs":-3.2,"rms_dbfs":-12.1,"hold_dbfs":-3.0,"clips":0,"non_finite":0,"connected":true}],"xruns":0,"frames_recorded":48000,"frames_dropped":0,"sample_rate":48000,"recording":true,"file":"take.wav"}
     ///
     /// `time` has 3 decimals, levels 1; `file` is null when there is none; `noise_reduction_db`
-    /// comes last, with --denoise only.
+    /// comes last, with --denoise only. A channel with a label (`--label`, or its source's pretty
+    /// name) has `"label"` after `"connected"`.
     public static func meter(channels: [ChannelDisplay], status: MeterStatus) -> String {
         let list = channels.map { c in
             var channel = JSONObject()
@@ -17,6 +18,7 @@ public enum JSONLines {
             channel.integer("clips", c.clipCount)
             channel.integer("non_finite", c.nonFiniteCount)
             channel.bool("connected", c.isConnected)
+            if let label = c.label { channel.string("label", label) }
             return channel
         }
         var object = JSONObject(type: "meter")

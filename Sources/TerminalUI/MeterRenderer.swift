@@ -52,10 +52,13 @@ public enum MeterRenderer {
     /// Everything on one line without escapes, for a stdout that is not a terminal:
     ///
     ///     00:12.3 | in_1 peak -3.2 rms -12.1 dBFS | in_2 peak -6.0 rms -15.3 dBFS clips 3 non-finite 1 | xruns 0 | dropped 0 | rec take.wav 576000 frames
+    ///
+    /// A channel with a label names it after the port: `in_1 (primary) peak -3.2 …`.
     public static func plainLine(channels: [ChannelDisplay], status: MeterStatus) -> String {
         var parts = [TextFormat.clock(status.elapsedSeconds)]
         for channel in channels {
             var part = TextFormat.printable(channel.name)
+            if let label = channel.label { part += " (" + TextFormat.printable(label) + ")" }
             if channel.isConnected {
                 part +=
                     " peak " + TextFormat.decibels(channel.peakDBFS, decimals: 1)
@@ -94,20 +97,7 @@ public enum MeterRenderer {
         line.add(TextFormat.padRight(TextFormat.printable(channel.name), nameWidth))
         if bar > 0 {
             line.add(" ")
-            let rms = channel.isConnected ? cells(channel.rmsDBFS, bar: bar) : 0
-            let peak = channel.isConnected ? max(rms, cells(channel.peakDBFS, bar: bar)) : 0
-            let hold = channel.isConnected ? cells(channel.holdDBFS, bar: bar) - 1 : -1
-            for i in 0 ..< bar {
-                if i == hold {
-                    line.add(String(holdCell), "1;" + zone(cell: i, bar: bar))
-                } else if i < rms {
-                    line.add(String(rmsCell), zone(cell: i, bar: bar))
-                } else if i < peak {
-                    line.add(String(peakCell), zone(cell: i, bar: bar))
-                } else {
-                    line.add(String(emptyCell), "2")
-                }
-            }
+            addBar(channel, cells: bar, to: &line)
         }
         if channel.isConnected {
             line.add(
@@ -124,6 +114,24 @@ public enum MeterRenderer {
             line.add("CLIP " + (channel.clipCount > 99_999 ? "99999+" : String(channel.clipCount)), "1;31")
         }
         return line
+    }
+
+    /// The `bar` cells of a channel's bar: `█` to the RMS, `▒` to the peak, `|` at the hold.
+    static func addBar(_ channel: ChannelDisplay, cells bar: Int, to line: inout StyledLine) {
+        let rms = channel.isConnected ? cells(channel.rmsDBFS, bar: bar) : 0
+        let peak = channel.isConnected ? max(rms, cells(channel.peakDBFS, bar: bar)) : 0
+        let hold = channel.isConnected ? cells(channel.holdDBFS, bar: bar) - 1 : -1
+        for i in 0 ..< bar {
+            if i == hold {
+                line.add(String(holdCell), "1;" + zone(cell: i, bar: bar))
+            } else if i < rms {
+                line.add(String(rmsCell), zone(cell: i, bar: bar))
+            } else if i < peak {
+                line.add(String(peakCell), zone(cell: i, bar: bar))
+            } else {
+                line.add(String(emptyCell), "2")
+            }
+        }
     }
 
     /// `01:12.3  REC 3472800 frames  xruns 2  dropped 0  48000 Hz  take.wav`: the file name

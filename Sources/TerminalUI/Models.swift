@@ -10,6 +10,12 @@ public struct ChannelDisplay: Sendable, Equatable {
     /// NaN and ±∞ samples so far (counted in `clipCount` too; the levels read them as silence).
     public var nonFiniteCount: UInt64
     public var isConnected: Bool
+    /// What the screen calls the channel instead of `name`: `--label`, or the source port's
+    /// pretty name (JACK metadata); nil shows `name`.
+    public var label: String?
+
+    /// The label when there is one, else the port name.
+    public var displayName: String { label ?? name }
 
     public init(
         name: String, peakDBFS: Double, holdDBFS: Double, rmsDBFS: Double,
@@ -44,6 +50,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var fileName: String?
     /// With noise suppression: how far the clean channel's RMS sits below the primary's, in dB.
     public var noiseReductionDB: Double?
+    /// Loudness, true peak and correlation, when the analysis thread measures them.
+    public var loudness: LoudnessDisplay?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
@@ -56,6 +64,48 @@ public struct MeterStatus: Sendable, Equatable {
         self.framesDropped = framesDropped
         self.isRecording = isRecording
         self.fileName = fileName
+    }
+}
+
+/// Loudness (EBU R128), true peak and inter-mic correlation as the display shows them. One entry
+/// per programme in `programmes` (per channel by default, one for a stereo programme); values
+/// not measured yet (less than 400 ms of audio, an ungated integrated reading) are `-infinity`.
+public struct LoudnessDisplay: Sendable, Equatable {
+    /// One measured programme (a channel, or the channels measured together).
+    public struct Programme: Sendable, Equatable {
+        /// What the programme measures (a channel's name, or `"stereo"`).
+        public var name: String
+        /// Momentary loudness (400 ms window), LUFS.
+        public var momentaryLUFS: Double
+        /// Short-term loudness (3 s window), LUFS.
+        public var shortTermLUFS: Double
+        /// Integrated (gated) loudness since the start, LUFS.
+        public var integratedLUFS: Double
+        /// Loudness range since the start, LU.
+        public var loudnessRangeLU: Double
+        /// Highest true peak since the start, dBTP (the largest of the programme's channels).
+        public var truePeakDBTP: Double
+
+        public init(
+            name: String, momentaryLUFS: Double, shortTermLUFS: Double, integratedLUFS: Double,
+            loudnessRangeLU: Double, truePeakDBTP: Double
+        ) {
+            self.name = name
+            self.momentaryLUFS = momentaryLUFS
+            self.shortTermLUFS = shortTermLUFS
+            self.integratedLUFS = integratedLUFS
+            self.loudnessRangeLU = loudnessRangeLU
+            self.truePeakDBTP = truePeakDBTP
+        }
+    }
+
+    public var programmes: [Programme]
+    /// Correlation of the first two channels, −1…+1 (nil with fewer than two channels).
+    public var correlation: Double?
+
+    public init(programmes: [Programme], correlation: Double? = nil) {
+        self.programmes = programmes
+        self.correlation = correlation
     }
 }
 

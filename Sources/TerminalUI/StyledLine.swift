@@ -14,6 +14,11 @@ struct StyledLine {
         }
     }
 
+    /// Appends the runs of `other`, styles kept.
+    mutating func add(_ other: StyledLine) {
+        for run in other.runs { add(run.text, run.style) }
+    }
+
     /// Visible width in columns (one per Character; the renderers use no wide characters).
     var width: Int { runs.reduce(0) { $0 + $1.text.count } }
 

@@ -1,5 +1,5 @@
 // The one file of TerminalUI that looks at the process: is stdout a terminal, may it have
-// colour. Everything else in the module is a pure function of its arguments.
+// colour, how big it is. Everything else in the module is a pure function of its arguments.
 import Platform
 
 /// What the output stream can show.
@@ -53,4 +53,21 @@ public enum Terminal {
     /// The terminal's width in columns (TIOCGWINSZ), or nil when it is not a terminal or does
     /// not say. Cheap enough to ask on every redraw, so a resized window is followed.
     public static func windowColumns(fileDescriptor: Int32 = 1) -> Int? { TerminalDevice.columns(fileDescriptor) }
+
+    /// The terminal's columns and rows (TIOCGWINSZ), or nil when it is not a terminal or does
+    /// not say. Asked on every redraw, so a resized window is followed (no SIGWINCH handler).
+    /// Any thread but the realtime one.
+    public static func windowSize(fileDescriptor: Int32 = 1) -> TerminalSize? { TerminalDevice.size(fileDescriptor) }
+
+    /// The size the live screen is drawn at: the window's, so a resize is followed even where
+    /// a shell exports a stale `COLUMNS`; where the terminal does not say, `COLUMNS` and `LINES`
+    /// when they are positive numbers, else 80 columns and no limit on rows (nil). Pure; any
+    /// thread.
+    public static func screenSize(window: TerminalSize?, environment: [String: String]) -> (columns: Int, rows: Int?) {
+        func positive(_ key: String) -> Int? {
+            guard let text = environment[key], let n = Int(text), n > 0 else { return nil }
+            return n
+        }
+        return (window?.columns ?? positive("COLUMNS") ?? 80, window?.rows ?? positive("LINES"))
+    }
 }

@@ -29,8 +29,11 @@ enum CaptureCommand {
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
-        guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
-        return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
+        guard invocation.waitsForServer else {
+            return run(configuration, json: invocation.json, labels: invocation.labels)
+        }
+        return runAcrossServerRestarts(
+            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels)
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
@@ -38,11 +41,13 @@ enum CaptureCommand {
     /// A lost server is then not an error; SIGINT/SIGTERM/SIGHUP while waiting ends with exit 0.
     /// A rate change ends the take the same way, and the next take starts at once at the new
     /// rate (the server never left, so nothing is waited for).
-    static func runAcrossServerRestarts(_ first: CaptureConfiguration, json: Bool, force: Bool) -> ExitCode {
+    static func runAcrossServerRestarts(
+        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = []
+    ) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json)
+            let code = run(configuration, json: json, labels: labels)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
             }
@@ -105,7 +110,8 @@ enum CaptureCommand {
         return path + "-\(take)"
     }
 
-    static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {
+    /// `labels`: `--label`, the screen's name for each input.
+    static func run(_ configuration: CaptureConfiguration, json: Bool, labels: [String?] = []) -> ExitCode {
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
@@ -126,7 +132,7 @@ enum CaptureCommand {
         }
 
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
-        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
+        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
         let stopReason: StopReason
         while true {
             StopSignals.sleep(seconds: output.pollInterval)

@@ -70,6 +70,15 @@ enum Command: Equatable, Sendable {
 
 /// Converters from option text to checked values; each error names the option.
 enum OptionValue {
+    /// `--label primary,reference`: a name per input; an empty one (`,reference`) keeps the port's.
+    static func labels(_ text: String) throws(UsageError) -> [String?] {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.isEmpty ? nil : String($0) }
+        if names.allSatisfy({ $0 == nil }) {
+            throw UsageError("--label needs names separated by commas, e.g. --label primary,reference")
+        }
+        return names
+    }
+
     /// A client name JACK can take (JACK's own limit, `jack_client_name_size`), else exit 64
     /// with JACK's reason: libjack would fail the open as if no server ran.
     static func clientName(_ text: String) throws(UsageError) -> String {
@@ -166,6 +175,8 @@ struct CaptureOptions: Equatable, Sendable {
     var denoises = false
     /// `--channels`: what a denoised recording holds.
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
+    /// `--label`: the screen's name for each input, in order; nil keeps the port's.
+    var labels: [String?] = []
 
     init(kind: Kind) {
         self.kind = kind
@@ -193,6 +204,7 @@ struct CaptureOptions: Equatable, Sendable {
             return channels
         }
         recordedChannels = channels ?? .all
+        labels = try scanned.last("label", OptionValue.labels) ?? []
 
         let positional = scanned.positionals
         switch kind {

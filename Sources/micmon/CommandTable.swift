@@ -103,6 +103,10 @@ enum CommandTable {
 
     static let recordingOnly = "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"
     static let recordingOptions = ["--format", "--bits", "--quality", "--bitrate-mode", "--force"]
+    static let label = OptionSpec(
+        "label", "NAMES", kind: .text,
+        help: "names the screen shows for the inputs, in order, comma-separated (--label primary,reference; "
+            + "an empty name keeps the port's). Default: the source port's JACK pretty name, else in_1, in_2, ...")
 
     static let meters = """
         Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
@@ -165,7 +169,7 @@ enum CommandTable {
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
             options: [
-                port, name, server, duration, json, waitServer, denoise, allowUnconnected, help, versionOption,
+                port, name, server, duration, json, waitServer, denoise, allowUnconnected, label, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -199,7 +203,7 @@ enum CommandTable {
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
                 monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, allowUnconnected,
-                help, versionOption,
+                label, help, versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
@@ -214,7 +218,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, allowUnconnected, help,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, allowUnconnected, label,
+                help,
                 versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
@@ -235,7 +240,7 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, quality, bitrateMode, force, channels, denoise, duration, json, name, help,
+                format, bits, quality, bitrateMode, force, channels, denoise, duration, json, name, label, help,
                 versionOption,
             ],
             refusals: [

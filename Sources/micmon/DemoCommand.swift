@@ -42,6 +42,6 @@ enum DemoCommand {
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
         }
-        return CaptureCommand.run(configuration, json: invocation.json)
+        return CaptureCommand.run(configuration, json: invocation.json, labels: invocation.labels)
     }
 }

@@ -1,23 +1,47 @@
 import DSP
 import Engine
+import Platform
 import SoundFile
 import TerminalUI
 
 /// Shows a running session: redrawn bars on a terminal (20 Hz), plain lines once a second when
 /// stdout is not a terminal, or one JSON object per update. Main thread.
+///
+/// The screen follows the terminal's size: it asks for it (TIOCGWINSZ) on every redraw, so a
+/// resized window is drawn at its new size within one update, with no signal handler.
 final class MeterOutput {
     enum Mode { case terminal, plain, json }
 
     let mode: Mode
     let fileName: String?
+    /// `--label`: a name per input, in order (nil keeps the port's pretty name or its own).
+    let labels: [String?]
     private let terminal = Terminal.detect()
-    private var screen = LiveScreen()
+    /// `COLUMNS` and `LINES`, read once: the size where the terminal does not say its own.
+    private let sizeEnvironment: [String: String]
+    private var screen = ScreenDrawing()
+    private var clipLatch = ClipLatch()
     private var lastPlainLine = -1.0
+    /// The sources' pretty names (JACK metadata), looked up again once a second of the take.
+    private var prettyNames: [String?] = []
+    private var prettyNamesLookedUpAt = -Double.infinity
 
-    init(mode: Mode, fileName: String?) {
+    init(mode: Mode, fileName: String?, labels: [String?] = []) {
         self.mode = mode
         self.fileName = fileName
+        self.labels = labels
+        var environment: [String: String] = [:]
+        for key in ["COLUMNS", "LINES"] {
+            if let value = Environment.value(key) { environment[key] = value }
+        }
+        sizeEnvironment = environment
         if mode == .terminal { Console.out(LiveScreen.hideCursor) }  // while redrawing
+    }
+
+    /// The screen counts clips from now on (the JSON and the summary keep the session's
+    /// totals). The hook a reset key calls.
+    func resetClips(_ session: CaptureSession) {
+        clipLatch.resetClips(display(session).0)
     }
 
     /// How often the main loop should look at the session: 20 Hz for bars and JSON, 4 Hz for
@@ -32,10 +56,11 @@ final class MeterOutput {
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
-            let lines = MeterRenderer.lines(
-                channels: channels, status: status,
-                width: Terminal.windowColumns() ?? terminal.columns, color: terminal.color)
-            Console.out(screen.redraw(lines))
+            let size = Terminal.screenSize(window: Terminal.windowSize(), environment: sizeEnvironment)
+            let lines = MeterScreen.lines(
+                channels: clipLatch.shown(channels), status: status, width: size.columns, height: size.rows,
+                color: terminal.color)
+            Console.out(screen.redraw(lines, columns: size.columns, rows: size.rows))
         case .plain:
             if status.elapsedSeconds - lastPlainLine >= 1 {
                 lastPlainLine = status.elapsedSeconds
@@ -78,14 +103,31 @@ final class MeterOutput {
         }
     }
 
+    /// Each input's label: its `--label`, else its source's pretty name, else none.
+    private func inputLabels(_ session: CaptureSession, elapsedSeconds: Double) -> [String?] {
+        if prettyNames.count != session.sourcePorts.count || elapsedSeconds - prettyNamesLookedUpAt >= 1 {
+            prettyNames = session.sourcePorts.enumerated().map { index, port in
+                let labelled = index < labels.count && labels[index] != nil
+                return labelled || port.isEmpty ? nil : session.client.prettyName(ofPort: port)
+            }
+            prettyNamesLookedUpAt = elapsedSeconds
+        }
+        return prettyNames.indices.map { index in
+            (index < labels.count ? labels[index] : nil) ?? prettyNames[index]
+        }
+    }
+
     private func display(_ session: CaptureSession) -> ([ChannelDisplay], MeterStatus) {
         let readings = session.readings()
         let connected = session.inputIsConnected
+        let inputLabels = inputLabels(session, elapsedSeconds: Double(session.framesTaken) / Double(session.sampleRate))
         var channels = zip(session.channelNames, readings).enumerated().map { index, pair in
             // The clean channel (after the inputs) is connected whenever the primary is.
-            ChannelDisplay(
+            var channel = ChannelDisplay(
                 name: pair.0, reading: pair.1,
                 isConnected: index < connected.count ? connected[index] : connected.first ?? true)
+            channel.label = index < inputLabels.count ? inputLabels[index] : nil
+            return channel
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {

@@ -50,6 +50,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "quality"): return ("0.5", ["--format", "ogg"])
     case (.demo, "bitrate-mode"): return ("vbr", ["--record", "demo.mp3"])
     case (_, "bitrate-mode"): return ("vbr", ["--format", "mp3"])
+    case (_, "label"): return ("primary,reference", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
         (.completions, _), (.manual, _), (.ports, _):

@@ -2,6 +2,7 @@
 #define MICMON_CJACKSHIMS_H
 
 #include <jack/jack.h>
+#include <jack/metadata.h>
 
 /// `jack_client_open` is variadic, which Swift cannot call. This takes the server name
 /// (NULL for the default server) and adds `JackServerName` to the options when it is given.
@@ -23,5 +24,9 @@ static inline void micmon_rtsan_realtime_exit(void) {
 }
 /// 1 when the RealtimeSanitizer runtime is linked in.
 int micmon_rtsan_is_linked(void);
+
+/// JACK_METADATA_PRETTY_NAME, the metadata key of a port's or client's display name: a C global
+/// that Swift 6 cannot read as a constant. Not for the realtime thread (it is never needed there).
+const char *micmon_jack_pretty_name_key(void);
 
 #endif
