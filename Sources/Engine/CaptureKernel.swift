@@ -26,6 +26,9 @@ struct CaptureKernel {
     let samples: SPSCRing<Float>.Producer?
     /// Where dropped periods go, for the writer to fill with silence.
     let drops: SPSCRing<DropEvent>.Producer?
+    /// The recorded channels, interleaved, for the analysis thread (loudness, statistics), or nil
+    /// when nothing is analysed. A period that does not fit is counted, not waited for.
+    var analysis: SPSCRing<Float>.Producer? = nil
     /// Where the server's timeline gaps go (the frame counter jumped: cycles the server did not
     /// run micmon for), for the summary; nothing is written in their place.
     let serverGaps: SPSCRing<DropEvent>.Producer
@@ -103,6 +106,8 @@ struct CaptureKernel {
                 counters.pointee.framesDropped.add(UInt64(frames), ordering: .relaxed)
             }
         }
+
+        if let analysis { pushAnalysis(frames: frames, into: analysis) }
 
         let readings = meterMailbox.writeBuffer()
         var channel = 0
@@ -218,6 +223,24 @@ struct CaptureKernel {
         event.frameCount = UInt64(gap)
         // A full log loses the entry, never the counts.
         _ = serverGaps.pushOne(event)
+    }
+
+    /// Interleaves `frames` frames of the recorded channels into the analysis ring, whole or not
+    /// at all (then counted in `analysisFramesMissed`). Realtime thread.
+    @_noLocks @_noAllocation
+    private func pushAnalysis(frames: Int, into ring: SPSCRing<Float>.Producer) {
+        let channelCount = recordedChannelCount
+        guard let slices = ring.writableSlices(count: frames * channelCount) else {
+            counters.pointee.analysisFramesMissed.add(UInt64(frames), ordering: .relaxed)
+            return
+        }
+        let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
+            frameCount: frames - framesInFirst)
+        ring.commitWrite(count: frames * channelCount)
     }
 
     /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false

@@ -4,6 +4,7 @@
 
 import DSP
 import Jack
+import Loudness
 import Platform
 import Realtime
 import SoundFile
@@ -45,6 +46,12 @@ public struct CaptureConfiguration: Sendable {
     /// What the file holds when denoising: the inputs, the clean channel, or all (inputs, then
     /// clean). Ignored without `denoises`.
     public var recordedChannels: RecordedChannels = .all
+    /// Loudness, true peak, statistics and correlation of the recorded channels on the analysis
+    /// thread, measured as this mode says; nil analyses nothing (and costs the realtime thread
+    /// nothing).
+    public var loudnessMode: LoudnessMode? = .perChannel
+    /// Keep the level and loudness envelopes for a picture of the take (`record --report`).
+    public var keepsAnalysisEnvelope = false
 
     public enum RecordedChannels: String, Sendable, CaseIterable {
         case raw, clean, all
@@ -70,9 +77,11 @@ public enum CaptureError: Error, CustomStringConvertible {
     case unknownPort(PortSelection.NoMatch)
     case file(SoundFileError)
     case denoise(NoiseSuppressorError)
+    case loudness(LoudnessError)
 
     public var description: String {
         switch self {
+        case .loudness(let error): return error.description
         case .denoise(let error): return error.description
         case .jack(let error): return error.description
         case .unknownPort(let error): return error.description
@@ -109,6 +118,11 @@ public struct CaptureSummary: Sendable {
     /// The crash-safe intermediate (`TakeWriter.partialPath(for:)`) when the take went through
     /// one and it is still on disk (its conversion failed): it holds the take.
     public var partialPath: String?
+    /// The analysis of the recorded channels (loudness, true peak, statistics, correlation), or
+    /// nil when none ran.
+    public var analysis: TakeAnalysisResult?
+    /// Frames the analysis missed (its ring was full): nonzero means `analysis` lacks them.
+    public var analysisFramesMissed: UInt64 = 0
 }
 
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
@@ -133,6 +147,9 @@ public final class CaptureSession {
     private let parts: CaptureMemory
     private var counters: UnsafeMutablePointer<CaptureCounters> { parts.counters }
     private let writer: TakeWriter?
+    private let analysis: AnalysisThread?
+    /// The names of the recorded (and analysed) channels, in order.
+    public let recordedChannelNames: [String]
     private var serverGapLog: [DropEvent] = []
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
     public static let serverGapListLimit = 1000
@@ -203,6 +220,25 @@ public final class CaptureSession {
         if configuration.recording != nil {
             plan.ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
         }
+        let recordedNames: [String]
+        switch suppressor == nil ? .raw : configuration.recordedChannels {
+        case .raw: recordedNames = Array(channelNames.prefix(channelCount))
+        case .clean: recordedNames = ["clean"]
+        case .all: recordedNames = channelNames
+        }
+        recordedChannelNames = recordedNames
+        var analyzer: TakeAnalyzer?
+        if let mode = configuration.loudnessMode {
+            let fullScale = configuration.recording.map { FileAnalysis.fullScale(of: $0.format.encoding) } ?? 1
+            do {
+                analyzer = try TakeAnalyzer(
+                    channelNames: recordedNames, sampleRate: sampleRate, mode: mode,
+                    keepsEnvelope: configuration.keepsAnalysisEnvelope, fullScale: fullScale)
+            } catch {
+                throw .loudness(error)
+            }
+            plan.analysisRingFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
+        }
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         var fileWriter: SoundFileWriter?
@@ -249,6 +285,11 @@ public final class CaptureSession {
         } else {
             writer = nil
         }
+        if let analyzer, let ring = parts.analysisRing {
+            analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer)
+        } else {
+            analysis = nil
+        }
         routeWatch = RouteWatch(
             client: core.client, ports: ports, sources: sources,
             changes: core.memory.routeChangeRing.consumer)
@@ -264,6 +305,7 @@ public final class CaptureSession {
     /// Starts the writer, activates the client and connects the sources. Main thread.
     public func start() throws(CaptureError) {
         writer?.start()
+        analysis?.start()
         do {
             try core.activate()
             for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
@@ -313,6 +355,15 @@ public final class CaptureSession {
         Array(parts.mailbox.readLatest().0.map(\.reading))
     }
 
+    /// The latest loudness readings per programme and the running correlation (nil without
+    /// analysis), as of the analysis thread's last pass (20 times a second). Main thread.
+    public func loudnessReadings() -> (programmes: [ProgrammeLoudness], correlation: Double?)? {
+        analysis?.readings()
+    }
+
+    /// CPU time the analysis thread has used so far, in nanoseconds (0 without analysis).
+    public var analysisCPUNanoseconds: UInt64 { analysis?.cpuNanoseconds.load(ordering: .relaxed) ?? 0 }
+
     public var framesTaken: UInt64 { counters.pointee.framesTaken.load(ordering: .acquiring) }
     public var framesDropped: UInt64 { counters.pointee.framesDropped.load(ordering: .relaxed) }
     public var xruns: UInt64 { core.memory.xruns }
@@ -331,6 +382,7 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         core.stop()
         let written = writer?.finish()
+        let analysed = analysis?.finish()
         drainTimings()
         var final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
@@ -343,6 +395,8 @@ public final class CaptureSession {
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())
         final.monitorNonFiniteReplaced = counters.pointee.monitorNonFiniteReplaced.load(ordering: .relaxed)
         final.partialPath = written?.keptPartial
+        final.analysis = analysed
+        final.analysisFramesMissed = counters.pointee.analysisFramesMissed.load(ordering: .relaxed)
         summary = final
         return final
     }

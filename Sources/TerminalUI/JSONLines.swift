@@ -29,6 +29,7 @@ public enum JSONLines {
         object.bool("recording", status.isRecording)
         object.string("file", status.fileName)
         if let reduction = status.noiseReductionDB { object.decibels("noise_reduction_db", reduction, decimals: 1) }
+        if let loudness = status.loudness { object.object("loudness", AnalysisFormat.liveJSON(loudness)) }
         return object.text
     }
 }

@@ -182,6 +182,10 @@ public struct SessionSummary: Sendable, Equatable {
     public var exitReason: StopReason
     /// Callback timing, when it was measured.
     public var callbackTiming: CallbackTiming?
+    /// Loudness, true peak, statistics and correlation of the recorded channels, when analysed.
+    public var analysis: TakeAnalysisResult?
+    /// Frames the analysis missed (it fell behind); 0 normally.
+    public var analysisFramesMissed: UInt64 = 0
 
     public init(
         durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],

@@ -51,6 +51,9 @@ public enum SummaryFormatter {
         if s.nonFiniteReplaced > 0 {
             lines.append("  monitor:   \(s.nonFiniteReplaced) non-finite samples sent as 0")
         }
+        if let analysis = s.analysis {
+            lines += AnalysisFormat.summaryLines(analysis, missedFrames: s.analysisFramesMissed)
+        }
         lines.append("  xruns:     \(s.xruns)")
         if let t = s.callbackTiming {
             lines.append(
@@ -130,6 +133,10 @@ public enum SummaryFormatter {
         object.integer("frames_skipped_by_server", s.framesSkippedByServer)
         object.objects("server_gaps", gapList(s.serverGaps))
         if let partial = s.partialPath { object.string("partial", partial) }
+        if let analysis = s.analysis {
+            object.object("analysis", AnalysisFormat.json(analysis))
+            object.integer("analysis_frames_missed", s.analysisFramesMissed)
+        }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

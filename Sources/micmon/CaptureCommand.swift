@@ -28,6 +28,7 @@ enum CaptureCommand {
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
+        configuration.loudnessMode = invocation.loudnessMode
         guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
         return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
     }
@@ -182,7 +183,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .denoise:
+        case .unknownPort, .denoise, .loudness:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere:

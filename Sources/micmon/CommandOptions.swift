@@ -70,6 +70,15 @@ enum Command: Equatable, Sendable {
 
 /// Converters from option text to checked values; each error names the option.
 enum OptionValue {
+    /// `--loudness-mode`: per-channel, dual-mono or stereo; anything else exits 64 with the list.
+    static func loudnessMode(_ text: String) throws(UsageError) -> LoudnessMode {
+        guard let mode = LoudnessMode(rawValue: text) else {
+            let names = LoudnessMode.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("unknown --loudness-mode '\(text)' (\(names))")
+        }
+        return mode
+    }
+
     /// A client name JACK can take (JACK's own limit, `jack_client_name_size`), else exit 64
     /// with JACK's reason: libjack would fail the open as if no server ran.
     static func clientName(_ text: String) throws(UsageError) -> String {
@@ -139,6 +148,8 @@ struct CaptureOptions: Equatable, Sendable {
     var denoises = false
     /// `--channels`: what a denoised recording holds.
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
+    /// `--loudness-mode`: which channels are measured together for loudness.
+    var loudnessMode: LoudnessMode = .perChannel
 
     init(kind: Kind) {
         self.kind = kind
@@ -165,6 +176,7 @@ struct CaptureOptions: Equatable, Sendable {
             return channels
         }
         recordedChannels = channels ?? .all
+        loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
 
         let positional = scanned.positionals
         switch kind {

@@ -84,6 +84,12 @@ enum CommandTable {
         help: "with --denoise: raw (the inputs), clean (the clean channel, mono) or all (inputs then clean; "
             + "default)")
 
+    static let loudnessMode = OptionSpec(
+        "loudness-mode", "MODE", kind: .choice(LoudnessMode.allCases.map(\.rawValue)),
+        help: "loudness (EBU R128) and true peak: per-channel (default: each input its own mono programme), "
+            + "dual-mono (each input a mono programme for two loudspeakers, +3 dB) or stereo (in_1, in_2 "
+            + "as left and right of one programme)")
+
     static let recordingOnly = "--format, --bits and --force apply only when recording"
 
     static let meters = """
@@ -141,7 +147,7 @@ enum CommandTable {
                 Stops on --duration, SIGINT/SIGTERM/SIGHUP, or when the server goes away, and prints
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
-            options: [port, name, server, duration, json, waitServer, denoise, help, versionOption],
+            options: [port, name, server, duration, json, waitServer, denoise, loudnessMode, help, versionOption],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
@@ -169,7 +175,8 @@ enum CommandTable {
                 OptionSpec(
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
-                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, help, versionOption,
+                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, loudnessMode, help,
+                versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
@@ -184,7 +191,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, help, versionOption,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, loudnessMode, help,
+                versionOption,
             ],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -204,7 +212,7 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, force, channels, denoise, duration, json, name, help, versionOption,
+                format, bits, force, channels, denoise, loudnessMode, duration, json, name, help, versionOption,
             ],
             refusals: [
                 (["-s", "--server"], "-s does not apply to micmon demo (it starts a private server of its own)"),

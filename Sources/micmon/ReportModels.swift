@@ -95,5 +95,7 @@ extension SessionSummary {
         partialPath = summary.partialPath
         serverGapCount = summary.serverGapCount
         serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
+        analysis = summary.analysis
+        analysisFramesMissed = summary.analysisFramesMissed
     }
 }

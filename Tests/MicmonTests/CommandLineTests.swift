@@ -46,6 +46,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "rate"): return ("1.5", [])
     case (_, "on-route-loss"): return ("stop", [])
     case (_, "block"): return ("64", [])
+    case (_, "loudness-mode"): return ("stereo", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
         (.completions, _), (.manual, _), (.ports, _):
@@ -383,6 +384,9 @@ struct CommandLineParseTests {
         ),
         BadParse(["record", "x.wav", "--format", "mp3"], "unknown --format 'mp3' (wav, w64, rf64, caf, flac)"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
+        BadParse(
+            ["meter", "--loudness-mode", "surround"],
+            "unknown --loudness-mode 'surround' (per-channel, dual-mono, stereo)"),
         BadParse(
             ["record", "take.flac", "--bits", "float"],
             "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
