@@ -13,6 +13,7 @@ enum Command: Equatable, Sendable {
     case play(PlayOptions)
     case latency(LatencyOptions)
     case denoise(DenoiseOptions)
+    case report(ReportOptions)
     case completions(Shell)
     case manual
     case ports(PortsOptions)
@@ -44,6 +45,7 @@ enum Command: Equatable, Sendable {
         case .play: return .play(try PlayOptions(scanned))
         case .latency: return .latency(try LatencyOptions(scanned))
         case .denoise: return .denoise(try DenoiseOptions(scanned))
+        case .report: return .report(try ReportOptions(scanned))
         case .completions:
             guard scanned.positionals.count == 1, let shell = Shell(rawValue: scanned.positionals[0]) else {
                 throw UsageError("completions needs one SHELL: bash, zsh or fish (see micmon completions --help)")
@@ -150,6 +152,8 @@ struct CaptureOptions: Equatable, Sendable {
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
     /// `--loudness-mode`: which channels are measured together for loudness.
     var loudnessMode: LoudnessMode = .perChannel
+    /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
+    var writesReport = false
 
     init(kind: Kind) {
         self.kind = kind
@@ -177,6 +181,7 @@ struct CaptureOptions: Equatable, Sendable {
         }
         recordedChannels = channels ?? .all
         loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
+        writesReport = scanned.isSet("report")
 
         let positional = scanned.positionals
         switch kind {
@@ -326,4 +331,26 @@ struct PortsOptions: Equatable, Sendable {
     var output = false
     var input = false
     var serverName: String?
+}
+
+/// `report FILE...`.
+struct ReportOptions: Equatable, Sendable {
+    var paths: [String] = []
+    var json = false
+    var svgPath: String?
+    var loudnessMode: LoudnessMode = .perChannel
+
+    init() {}
+
+    init(_ scanned: ScannedArguments) throws(UsageError) {
+        paths = scanned.positionals
+        json = scanned.isSet("json")
+        svgPath = scanned.last("svg")
+        loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
+        guard !paths.isEmpty else { throw UsageError("report needs a FILE to read (see micmon report --help)") }
+        if svgPath != nil && paths.count != 1 {
+            throw UsageError("--svg draws one FILE; got \(paths.count)")
+        }
+        if let svgPath, svgPath.isEmpty { throw UsageError("--svg needs a file name") }
+    }
 }

@@ -16,6 +16,7 @@ private func required(_ name: CommandName) -> [String] {
     switch name {
     case .record, .play: return ["take.wav"]
     case .denoise: return ["in.wav", "out.wav"]
+    case .report: return ["take.wav"]
     case .completions: return ["bash"]
     case .meter, .monitor, .latency, .demo, .manual, .ports: return []
     }
@@ -48,7 +49,8 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "block"): return ("64", [])
     case (_, "loudness-mode"): return ("stereo", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
-    case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
+    case (_, "svg"): return ("take.svg", [])
+    case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])
     }
@@ -315,7 +317,7 @@ struct CommandLineParseTests {
         // commands and options
         BadParse(
             ["recrod", "x.wav"],
-            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, completions, manual; see micmon --help)"
+            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, report, completions, manual; see micmon --help)"
         ),
         BadParse(["meter", "--bogus"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "--bogus=1"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
@@ -458,6 +460,7 @@ struct CommandLineParseTests {
         switch item.command {
         case .record, .play: words.append("take.wav")
         case .denoise: words += ["in.wav", "out.wav"]
+        case .report: words.append("take.wav")
         default: break
         }
         if item.command == .record && item.option.long == "gain" { words.append("--monitor") }
