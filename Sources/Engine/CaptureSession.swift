@@ -50,6 +50,8 @@ public struct CaptureConfiguration: Sendable {
     /// thread, measured as this mode says; nil analyses nothing (and costs the realtime thread
     /// nothing).
     public var loudnessMode: LoudnessMode? = .perChannel
+    /// The standard meter over the inputs (`--meter`); `peak` runs none beside micmon's own.
+    public var meterType: MeterType = .peak
     /// Keep the level and loudness envelopes for a picture of the take (`record --report`).
     public var keepsAnalysisEnvelope = false
 
@@ -123,6 +125,9 @@ public struct CaptureSummary: Sendable {
     public var analysis: TakeAnalysisResult?
     /// Frames the analysis missed (its ring was full): nonzero means `analysis` lacks them.
     public var analysisFramesMissed: UInt64 = 0
+    /// The standard meter (`--meter`) and its last states, one per input (none with `peak`).
+    public var meterType: MeterType = .peak
+    public var ballisticReadings: [BallisticMeter] = []
 }
 
 /// A running capture: JACK client, realtime kernel, ring, writer thread and meters.
@@ -148,6 +153,8 @@ public final class CaptureSession {
     private var counters: UnsafeMutablePointer<CaptureCounters> { parts.counters }
     private let writer: TakeWriter?
     private let analysis: AnalysisThread?
+    /// The standard meter the inputs are read with (`peak`: micmon's own only).
+    public let meterType: MeterType
     /// The names of the recorded (and analysed) channels, in order.
     public let recordedChannelNames: [String]
     private var serverGapLog: [DropEvent] = []
@@ -239,6 +246,8 @@ public final class CaptureSession {
             }
             plan.analysisRingFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
         }
+        plan.meterType = configuration.meterType
+        meterType = configuration.meterType
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         var fileWriter: SoundFileWriter?
@@ -361,6 +370,11 @@ public final class CaptureSession {
         analysis?.readings()
     }
 
+    /// The latest standard-meter states, one per input (empty with `--meter peak`). Main thread.
+    public func ballisticReadings() -> [BallisticMeter] {
+        parts.ballisticMailbox.map { Array($0.readLatest().0) } ?? []
+    }
+
     /// CPU time the analysis thread has used so far, in nanoseconds (0 without analysis).
     public var analysisCPUNanoseconds: UInt64 { analysis?.cpuNanoseconds.load(ordering: .relaxed) ?? 0 }
 
@@ -397,6 +411,8 @@ public final class CaptureSession {
         final.partialPath = written?.keptPartial
         final.analysis = analysed
         final.analysisFramesMissed = counters.pointee.analysisFramesMissed.load(ordering: .relaxed)
+        final.meterType = meterType
+        final.ballisticReadings = ballisticReadings()
         summary = final
         return final
     }

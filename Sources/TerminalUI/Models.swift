@@ -46,6 +46,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var noiseReductionDB: Double?
     /// Loudness, true peak and correlation, when the analysis thread measures them.
     public var loudness: LoudnessDisplay?
+    /// The standard meter's readings (`--meter` other than peak).
+    public var ballistics: BallisticsDisplay?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
@@ -186,6 +188,8 @@ public struct SessionSummary: Sendable, Equatable {
     public var analysis: TakeAnalysisResult?
     /// Frames the analysis missed (it fell behind); 0 normally.
     public var analysisFramesMissed: UInt64 = 0
+    /// The standard meter's highest readings (`--meter` other than peak).
+    public var ballistics: BallisticsDisplay?
 
     public init(
         durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],

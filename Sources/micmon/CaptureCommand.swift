@@ -30,6 +30,7 @@ enum CaptureCommand {
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
         configuration.loudnessMode = invocation.loudnessMode
+        configuration.meterType = invocation.meterType
         configuration.keepsAnalysisEnvelope = invocation.writesReport
         guard invocation.waitsForServer else { return run(configuration, json: invocation.json) }
         return runAcrossServerRestarts(configuration, json: invocation.json, force: invocation.force)
@@ -147,7 +148,8 @@ enum CaptureCommand {
         output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
         var code = exitCode(for: summary, server: session.client.serverName)
         // `record --report` keeps the envelopes for the picture: each take's report goes beside it.
-        if configuration.keepsAnalysisEnvelope, let path = configuration.recording?.path, let analysis = summary.analysis,
+        if configuration.keepsAnalysisEnvelope, let path = configuration.recording?.path,
+            let analysis = summary.analysis,
             let failure = writeReport(analysis, summary: summary, path: path)
         {
             Console.error("micmon: \(failure)")

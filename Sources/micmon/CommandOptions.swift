@@ -1,5 +1,6 @@
 // Each command's options, parsed and checked from the scanned arguments. Pure (no I/O, no
 // JACK), so tests call `parse` directly; any thread.
+import DSP
 import Engine
 import Jack
 import SoundFile
@@ -72,6 +73,15 @@ enum Command: Equatable, Sendable {
 
 /// Converters from option text to checked values; each error names the option.
 enum OptionValue {
+    /// `--meter`: one of the standard meters; anything else exits 64 with the list.
+    static func meterType(_ text: String) throws(UsageError) -> MeterType {
+        guard let type = MeterType(rawValue: text) else {
+            let names = MeterType.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("unknown --meter '\(text)' (\(names))")
+        }
+        return type
+    }
+
     /// `--loudness-mode`: per-channel, dual-mono or stereo; anything else exits 64 with the list.
     static func loudnessMode(_ text: String) throws(UsageError) -> LoudnessMode {
         guard let mode = LoudnessMode(rawValue: text) else {
@@ -152,6 +162,8 @@ struct CaptureOptions: Equatable, Sendable {
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
     /// `--loudness-mode`: which channels are measured together for loudness.
     var loudnessMode: LoudnessMode = .perChannel
+    /// `--meter`: the standard meter the inputs are read with.
+    var meterType: MeterType = .peak
     /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
     var writesReport = false
 
@@ -182,6 +194,7 @@ struct CaptureOptions: Equatable, Sendable {
         recordedChannels = channels ?? .all
         loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
         writesReport = scanned.isSet("report")
+        meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
 
         let positional = scanned.positionals
         switch kind {

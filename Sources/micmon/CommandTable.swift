@@ -90,6 +90,13 @@ enum CommandTable {
             + "dual-mono (each input a mono programme for two loudspeakers, +3 dB) or stereo (in_1, in_2 "
             + "as left and right of one programme)")
 
+    static let meterOption = OptionSpec(
+        "meter", "TYPE", kind: .choice(MeterType.allCases.map(\.rawValue)),
+        help: "also read the inputs with a standard meter: peak (default: micmon's own only), ppm1 (IEC 60268-10 "
+            + "Type I, DIN: 0 dB = -9 dBFS), ppm2a (Type IIa, BBC: marks 1-7, PPM 4 = -18 dBFS), ppm2b (Type IIb, "
+            + "EBU: -12...+12 dB, 0 = -18 dBFS), vu (IEC 60268-17: 0 VU = -14 dBFS), k12, k14, k20 (K-System: "
+            + "0 = -12, -14, -20 dB RMS); in the JSON lines and the summary")
+
     static let recordingOnly = "--format, --bits and --force apply only when recording"
 
     static let meters = """
@@ -148,7 +155,10 @@ enum CommandTable {
                 Stops on --duration, SIGINT/SIGTERM/SIGHUP, or when the server goes away, and prints
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
-            options: [port, name, server, duration, json, waitServer, denoise, loudnessMode, help, versionOption],
+            options: [
+                port, name, server, duration, json, waitServer, denoise, loudnessMode, meterOption, help,
+                versionOption,
+            ],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
     }
@@ -177,6 +187,7 @@ enum CommandTable {
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
                 monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, loudnessMode,
+                meterOption,
                 OptionSpec(
                     "report",
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
@@ -197,8 +208,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, loudnessMode, help,
-                versionOption,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, loudnessMode,
+                meterOption, help, versionOption,
             ],
             refusals: [(["--format", "--bits", "--force"], recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -218,7 +229,8 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, force, channels, denoise, loudnessMode, duration, json, name, help, versionOption,
+                format, bits, force, channels, denoise, loudnessMode, meterOption, duration, json, name, help,
+                versionOption,
             ],
             refusals: [
                 (["-s", "--server"], "-s does not apply to micmon demo (it starts a private server of its own)"),

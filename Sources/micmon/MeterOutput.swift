@@ -109,6 +109,10 @@ final class MeterOutput {
                         truePeakDBTP: p.truePeakDBTP)
                 }, correlation: loudness.correlation)
         }
+        if session.meterType != .peak {
+            statusWithReduction.ballistics = BallisticsDisplay(
+                type: session.meterType, names: session.channelNames, meters: session.ballisticReadings())
+        }
         return (channels, statusWithReduction)
     }
 }

@@ -97,5 +97,9 @@ extension SessionSummary {
         serverGaps = summary.serverGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         analysis = summary.analysis
         analysisFramesMissed = summary.analysisFramesMissed
+        if summary.meterType != .peak {
+            ballistics = BallisticsDisplay(
+                type: summary.meterType, names: summary.channelNames, meters: summary.ballisticReadings)
+        }
     }
 }

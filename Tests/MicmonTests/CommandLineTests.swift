@@ -48,6 +48,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "on-route-loss"): return ("stop", [])
     case (_, "block"): return ("64", [])
     case (_, "loudness-mode"): return ("stereo", [])
+    case (_, "meter"): return ("ppm2a", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (_, "svg"): return ("take.svg", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
@@ -386,6 +387,9 @@ struct CommandLineParseTests {
         ),
         BadParse(["record", "x.wav", "--format", "mp3"], "unknown --format 'mp3' (wav, w64, rf64, caf, flac)"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
+        BadParse(
+            ["record", "x.wav", "--meter", "ppm3"],
+            "unknown --meter 'ppm3' (peak, ppm1, ppm2a, ppm2b, vu, k12, k14, k20)"),
         BadParse(
             ["meter", "--loudness-mode", "surround"],
             "unknown --loudness-mode 'surround' (per-channel, dual-mono, stereo)"),
