@@ -1,16 +1,20 @@
 // The per-sample recurrences of the standard meters (`BallisticMeter`, constants in
-// Ballistics.swift): the reading never depends on the period. Compiler-checked; the realtime
-// thread (the capture kernel) or any single thread.
+// Ballistics.swift): the reading never depends on how the samples were split into blocks.
+// Compiler-checked, realtime-safe; micmon runs them on the analysis thread (which costs the
+// process thread nothing; docs/benchmarks.md), any single thread may.
 
 extension BallisticMeter {
-    /// Meters `count` samples. Non-finite samples read as silence. Realtime-safe.
+    /// Meters `count` samples, `stride` floats apart (the channel count for interleaved frames).
+    /// Non-finite samples read as silence. Realtime-safe.
     @_noLocks @_noAllocation
-    public mutating func process(_ samples: UnsafePointer<Float>, count: Int, coefficients c: BallisticCoefficients) {
+    public mutating func process(
+        _ samples: UnsafePointer<Float>, count: Int, stride: Int = 1, coefficients c: BallisticCoefficients
+    ) {
         switch c.type {
         case .peak: return
-        case .ppm1, .ppm2a, .ppm2b: processPPM(samples, count: count, c)
-        case .vu: processVU(samples, count: count, c)
-        case .k12, .k14, .k20: processK(samples, count: count, c)
+        case .ppm1, .ppm2a, .ppm2b: processPPM(samples, count: count, stride: stride, c)
+        case .vu: processVU(samples, count: count, stride: stride, c)
+        case .k12, .k14, .k20: processK(samples, count: count, stride: stride, c)
         }
         if level > maxLevel { maxLevel = level }
     }
@@ -19,14 +23,14 @@ extension BallisticMeter {
     /// and falls back by `release` every sample); the reading is their weighted sum, so short
     /// bursts read as the standard's table says.
     @_noLocks @_noAllocation
-    mutating func processPPM(_ samples: UnsafePointer<Float>, count: Int, _ c: BallisticCoefficients) {
+    mutating func processPPM(_ samples: UnsafePointer<Float>, count: Int, stride: Int, _ c: BallisticCoefficients) {
         var z1 = fast
         var z2 = slow
         var high = level
         var i = 0
         while i < count {
             // SAFETY: the caller passes `count` samples.
-            let raw = Double(samples[i])
+            let raw = Double(samples[i &* stride])
             let x = raw.isFinite ? abs(raw) : 0
             z1 *= c.release
             z2 *= c.release
@@ -46,14 +50,14 @@ extension BallisticMeter {
     /// The full-wave rectified signal (× π/2, so a steady sine reads its peak) drives a
     /// second-order movement: position `fast`, velocity `slow`.
     @_noLocks @_noAllocation
-    mutating func processVU(_ samples: UnsafePointer<Float>, count: Int, _ c: BallisticCoefficients) {
+    mutating func processVU(_ samples: UnsafePointer<Float>, count: Int, stride: Int, _ c: BallisticCoefficients) {
         var position = fast
         var velocity = slow
         var high = maxLevel
         var i = 0
         while i < count {
             // SAFETY: the caller passes `count` samples.
-            let raw = Double(samples[i])
+            let raw = Double(samples[i &* stride])
             let u = raw.isFinite ? abs(raw) * (Double.pi / 2) : 0
             velocity += c.springPerSample * (u - position) - c.dampingPerSample * velocity
             position += c.secondsPerSample * velocity
@@ -70,14 +74,14 @@ extension BallisticMeter {
     /// sine reads its peak),
     /// and the sample peak with a 20 dB / 1.7 s fall-back for the peak section.
     @_noLocks @_noAllocation
-    mutating func processK(_ samples: UnsafePointer<Float>, count: Int, _ c: BallisticCoefficients) {
+    mutating func processK(_ samples: UnsafePointer<Float>, count: Int, stride: Int, _ c: BallisticCoefficients) {
         var meanSquare = fast
         var peakLevel = slow
         var high = maxLevel
         var i = 0
         while i < count {
             // SAFETY: the caller passes `count` samples.
-            let raw = Double(samples[i])
+            let raw = Double(samples[i &* stride])
             let x = raw.isFinite ? raw : 0
             meanSquare += c.meanSquareGain * (x * x - meanSquare)
             peakLevel *= c.release

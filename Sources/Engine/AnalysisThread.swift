@@ -27,15 +27,36 @@ final class AnalysisThread: @unchecked Sendable {
     /// The first failure of libebur128, if any (the analysis then stops; the take goes on).
     private var failure: LoudnessError?
     private var finished: TakeAnalysisResult?
+    /// The standard meter (`--meter`) over each channel, run here per sample (its readings do
+    /// not depend on the blocks), or nil for `peak`; its states after the last drain.
+    private let ballisticCoefficients: BallisticCoefficients?
+    private var ballistics: [BallisticMeter]
+    private let latestBallistics = Mutex<[BallisticMeter]>([])
 
     init(
-        analyzer: TakeAnalyzer, samples: SPSCRing<Float>.Consumer, wakeInterval: Duration = .milliseconds(50)
+        analyzer: TakeAnalyzer, samples: SPSCRing<Float>.Consumer, meterType: MeterType = .peak,
+        wakeInterval: Duration = .milliseconds(50)
     ) {
         self.analyzer = analyzer
         self.samples = samples
         self.channelCount = analyzer.channelCount
         self.wakeInterval = wakeInterval
+        ballisticCoefficients =
+            meterType == .peak ? nil : BallisticCoefficients(type: meterType, sampleRate: Double(analyzer.sampleRate))
+        ballistics = meterType == .peak ? [] : Array(repeating: BallisticMeter(), count: analyzer.channelCount)
         latest.withLock { $0 = analyzer.readings() }
+    }
+
+    /// The standard meter's states after the last drain (empty for `peak`). Main thread.
+    func ballisticReadings() -> [BallisticMeter] { latestBallistics.withLock { $0 } }
+
+    /// Runs the standard meter over `frameCount` interleaved frames. Analysis thread.
+    private func meter(_ base: UnsafePointer<Float>, frameCount: Int) {
+        guard let coefficients = ballisticCoefficients else { return }
+        for channel in 0 ..< channelCount {
+            ballistics[channel].process(
+                base + channel, count: frameCount, stride: channelCount, coefficients: coefficients)
+        }
     }
 
     /// Starts the thread; false when the system has no thread to give (no loudness then). Main thread.
@@ -59,6 +80,7 @@ final class AnalysisThread: @unchecked Sendable {
         thread?.join()
         thread = nil
         if failure == nil { drain() }  // without a thread, or what came after its last drain
+        publish()
         let result = analyzer.result()
         finished = result
         return result
@@ -71,12 +93,17 @@ final class AnalysisThread: @unchecked Sendable {
             let cpu = MonotonicClock.threadCPUNanoseconds()
             cpuNanoseconds.store(cpu, ordering: .relaxed)
             if stopping { break }
-            let readings = analyzer.readings()
-            latest.withLock { $0 = readings }
+            publish()
             wakeUp.wait(timeout: wakeInterval)
         }
+        publish()
+    }
+
+    private func publish() {
         let readings = analyzer.readings()
         latest.withLock { $0 = readings }
+        let states = ballistics
+        latestBallistics.withLock { $0 = states }
     }
 
     /// Analyses every whole frame the ring holds. The analysis thread (or the main thread after
@@ -91,10 +118,12 @@ final class AnalysisThread: @unchecked Sendable {
                 // The kernel pushes whole frames and the capacity is whole frames, so each slice
                 // holds whole frames.
                 if let base = slices.first.baseAddress, slices.first.count > 0 {
+                    meter(base, frameCount: slices.first.count / channelCount)
                     try analyzer.add(base, frameCount: slices.first.count / channelCount)
                 }
                 let rest = count - slices.first.count
                 if rest > 0, let base = slices.second.baseAddress {
+                    meter(base, frameCount: rest / channelCount)
                     try analyzer.add(base, frameCount: rest / channelCount)
                 }
             } catch {

@@ -29,8 +29,6 @@ struct CaptureKernel {
     /// The recorded channels, interleaved, for the analysis thread (loudness, statistics), or nil
     /// when nothing is analysed. A period that does not fit is counted, not waited for.
     var analysis: SPSCRing<Float>.Producer? = nil
-    /// The standard meter (`--meter` other than peak) over the inputs, or nil.
-    var ballistics: BallisticRoute? = nil
     /// Where the server's timeline gaps go (the frame counter jumped: cycles the server did not
     /// run micmon for), for the summary; nothing is written in their place.
     let serverGaps: SPSCRing<DropEvent>.Producer
@@ -132,7 +130,6 @@ struct CaptureKernel {
             channel += 1
         }
         meterMailbox.publish()
-        if let ballistics { Self.runBallistics(ballistics, inputs: inputs, frames: frames) }
 
         framesTaken &+= UInt64(frames)
         // Releasing: the ring and drop-log commits above happen-before a reader that sees this.
@@ -226,24 +223,6 @@ struct CaptureKernel {
         event.frameCount = UInt64(gap)
         // A full log loses the entry, never the counts.
         _ = serverGaps.pushOne(event)
-    }
-
-    /// Runs the standard meter over each input and publishes the states. Static, so the call
-    /// does not copy the kernel. Realtime thread.
-    @_noLocks @_noAllocation
-    static func runBallistics(
-        _ route: BallisticRoute, inputs: UnsafeMutablePointer<UnsafePointer<Float>>, frames: Int
-    ) {
-        let readings = route.mailbox.writeBuffer()
-        var channel = 0
-        while channel < route.count {
-            // SAFETY: the route holds `count` meters, count ≤ the inputs; each input holds ≥ frames samples.
-            route.meters[channel].process(inputs[channel], count: frames, coefficients: route.coefficients)
-            // SAFETY: the mailbox slots hold `count` states.
-            readings[channel] = route.meters[channel]
-            channel += 1
-        }
-        route.mailbox.publish()
     }
 
     /// Interleaves `frames` frames of the recorded channels into the analysis ring, whole or not
@@ -349,14 +328,6 @@ struct CaptureKernel {
             frame &+= 1
         }
     }
-}
-
-/// The standard meter's memory (owned by the session): one state per input and their mailbox.
-struct BallisticRoute {
-    let count: Int
-    let meters: UnsafeMutablePointer<BallisticMeter>
-    let coefficients: BallisticCoefficients
-    let mailbox: LatestValueMailbox<BallisticMeter>.Writer
 }
 
 /// Where monitoring goes: output ports fed from the first `count` inputs. Memory owned by the

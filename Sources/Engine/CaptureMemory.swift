@@ -26,8 +26,6 @@ final class CaptureMemory {
         var frameLimit: UInt64 = .max
         /// Capacity of the analysis ring in frames, or nil when nothing is analysed.
         var analysisRingFrames: Int?
-        /// The standard meter over the inputs (`peak`: none).
-        var meterType: MeterType = .peak
     }
 
     let counters: UnsafeMutablePointer<CaptureCounters>
@@ -40,8 +38,6 @@ final class CaptureMemory {
     let dropRing: SPSCRing<DropEvent>?
     /// The recorded channels for the analysis thread, or nil when nothing is analysed.
     let analysisRing: SPSCRing<Float>?
-    /// Latest standard-meter states, one per input, or nil with `--meter peak`.
-    let ballisticMailbox: LatestValueMailbox<BallisticMeter>?
     /// The realtime side's log of server gaps.
     let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
     /// Channels in the file: the inputs, the clean channel, or both (see `RecordedChannels`).
@@ -108,19 +104,6 @@ final class CaptureMemory {
         memory.keep(serverGapRing)
         if let suppressor = plan.suppressor { memory.keep(suppressor) }
 
-        var ballistics: BallisticRoute?
-        if plan.meterType != .peak {
-            let mailbox = LatestValueMailbox(count: channelCount, initial: BallisticMeter())
-            memory.keep(mailbox)
-            ballisticMailbox = mailbox
-            ballistics = BallisticRoute(
-                count: channelCount, meters: memory.make(repeating: BallisticMeter(), count: channelCount),
-                coefficients: BallisticCoefficients(type: plan.meterType, sampleRate: Double(plan.sampleRate)),
-                mailbox: mailbox.writer)
-        } else {
-            ballisticMailbox = nil
-        }
-
         var kernel = CaptureKernel(
             link: link, channelCount: channelCount, ports: memory.make(copying: plan.inputPorts), inputs: inputs,
             meters: memory.make(repeating: ChannelMeter(), count: meterCount),
@@ -130,7 +113,6 @@ final class CaptureMemory {
             frameLimit: max(plan.frameLimit, 1),
             monitor: route, meterCount: meterCount, recordSources: inputs + recorded.offset,
             recordedChannelCount: recorded.count, suppressor: plan.suppressor?.kernelPointer)
-        kernel.ballistics = ballistics
         self.kernel = kernel
     }
 }

@@ -246,7 +246,6 @@ public final class CaptureSession {
             }
             plan.analysisRingFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
         }
-        plan.meterType = configuration.meterType
         meterType = configuration.meterType
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
@@ -295,7 +294,7 @@ public final class CaptureSession {
             writer = nil
         }
         if let analyzer, let ring = parts.analysisRing {
-            analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer)
+            analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer, meterType: configuration.meterType)
         } else {
             analysis = nil
         }
@@ -370,9 +369,10 @@ public final class CaptureSession {
         analysis?.readings()
     }
 
-    /// The latest standard-meter states, one per input (empty with `--meter peak`). Main thread.
+    /// The latest standard-meter states, one per recorded channel (empty with `--meter peak` or
+    /// without analysis), as of the analysis thread's last pass. Main thread.
     public func ballisticReadings() -> [BallisticMeter] {
-        parts.ballisticMailbox.map { Array($0.readLatest().0) } ?? []
+        analysis?.ballisticReadings() ?? []
     }
 
     /// CPU time the analysis thread has used so far, in nanoseconds (0 without analysis).
@@ -412,7 +412,7 @@ public final class CaptureSession {
         final.analysis = analysed
         final.analysisFramesMissed = counters.pointee.analysisFramesMissed.load(ordering: .relaxed)
         final.meterType = meterType
-        final.ballisticReadings = ballisticReadings()
+        final.ballisticReadings = analysis?.ballisticReadings() ?? []
         summary = final
         return final
     }

@@ -32,6 +32,11 @@ public final class OfflineCapture {
         public var frameLimit: UInt64 = .max
         /// Flush denormals to zero on the calling thread, as JACK's process thread does.
         public var flushesDenormals = true
+        /// Push the recorded channels into an analysis ring as live takes do (its capacity in
+        /// frames), or nil; what it holds is discarded after each block.
+        public var analysisRingFrames: Int?
+        /// Keep the take in `take`; false discards each block once queued (for benches).
+        public var keepsTake = true
         public init() {}
     }
 
@@ -72,6 +77,7 @@ public final class OfflineCapture {
             recordedChannels: options.recordedChannels)
         plan.ringFrames = options.ringFrames ?? 4 * options.blockFrames
         plan.frameLimit = options.frameLimit
+        plan.analysisRingFrames = options.analysisRingFrames
         parts = CaptureMemory(plan, memory: memory, link: memory.link(client: standIn, readsSystemClock: false))
         recordedChannelCount = parts.recordedChannelCount
         var kernel = parts.kernel
@@ -145,9 +151,14 @@ public final class OfflineCapture {
 
     private func collect(_ outputs: OfflineOutputs, _ frames: Int) {
         collectMonitor(outputs, frames)
+        let keeps = options.keepsTake
         _ = drain { block in
-            take.append(contentsOf: block)
+            if keeps { take.append(contentsOf: block) }
             return true
+        }
+        if let ring = parts.analysisRing {
+            let consumer = ring.consumer
+            consumer.commitRead(count: consumer.readableSlices().count)
         }
     }
 

@@ -111,7 +111,7 @@ final class MeterOutput {
         }
         if session.meterType != .peak {
             statusWithReduction.ballistics = BallisticsDisplay(
-                type: session.meterType, names: session.channelNames, meters: session.ballisticReadings())
+                type: session.meterType, names: session.recordedChannelNames, meters: session.ballisticReadings())
         }
         return (channels, statusWithReduction)
     }

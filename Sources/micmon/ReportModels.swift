@@ -99,7 +99,8 @@ extension SessionSummary {
         analysisFramesMissed = summary.analysisFramesMissed
         if summary.meterType != .peak {
             ballistics = BallisticsDisplay(
-                type: summary.meterType, names: summary.channelNames, meters: summary.ballisticReadings)
+                type: summary.meterType, names: summary.analysis?.channels.map(\.name) ?? summary.channelNames,
+                meters: summary.ballisticReadings)
         }
     }
 }

@@ -215,6 +215,31 @@ extension JackIntegrationTests {
             #expect(XMLParser(data: svg).parse())
         }
 
+        /// `--meter`: the standard meter's readings in every meter line and its highest in the
+        /// summary, for each recorded channel.
+        @Test func standardMeterInJSON() throws {
+            let server = try SharedTestServer.require()
+            let result = try MicmonProcess.run(
+                [
+                    "meter", "-s", server.name, "-n", "meter-ppm", "-p", server.source.outputPorts[0], "-p",
+                    server.source.outputPorts[1], "--duration", "1", "--json", "--meter", "ppm2b",
+                ], timeout: 60)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            let meterLine = try #require(lines.last { $0.contains("\"type\":\"meter\"") })
+            let meter = try ReportTests.object(meterLine)
+            let live = try #require(meter["ballistics"] as? [String: Any])
+            #expect(live["type"] as? String == "ppm2b")
+            #expect(live["reference_dbfs"] as? Double == -18)
+            #expect((live["channels"] as? [[String: Any]])?.count == 2)
+            let summary = try ReportTests.object(try #require(lines.last { $0.contains("\"summary\"") }))
+            let ballistics = try #require(summary["ballistics"] as? [String: Any])
+            let channels = try #require(ballistics["channels"] as? [[String: Any]])
+            #expect(channels.map { $0["name"] as? String } == ["in_1", "in_2"])
+            // The test signal is far above silence: the highest reading is on the scale.
+            for channel in channels { #expect((channel["max_reading"] as? Double ?? -999) > -40) }
+        }
+
         /// The analysis keys, names and the file left out (the live names are the ports'), as text.
         static func withoutNames(_ object: [String: Any]) -> String {
             var copy = object
