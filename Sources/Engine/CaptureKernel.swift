@@ -99,15 +99,21 @@ struct CaptureKernel {
             cleanFrameCount = frames
         }
 
+        // The analysis ring gets the period too: copied from the capture ring's slots just
+        // written when the period was queued (one copy of interleaved data), interleaved afresh
+        // otherwise (metering only, or a dropped period: the analysis still sees it).
+        var analysed = false
         if let samples, let drops {
-            if !queue(frames: frames, samples: samples, drops: drops) {
+            if queue(frames: frames, samples: samples, drops: drops, analysis: analysis) {
+                analysed = true
+            } else {
                 if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
                 pendingDrop.frameCount &+= UInt64(frames)
                 counters.pointee.framesDropped.add(UInt64(frames), ordering: .relaxed)
             }
         }
 
-        if let analysis { pushAnalysis(frames: frames, into: analysis) }
+        if !analysed, let analysis { pushAnalysis(frames: frames, into: analysis) }
 
         let readings = meterMailbox.writeBuffer()
         var channel = 0
@@ -246,9 +252,10 @@ struct CaptureKernel {
     /// Interleaves `frames` frames into the ring, after reporting any pending drop. Returns false
     /// (and writes nothing) when the ring or the drop log has no room. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer)
-        -> Bool
-    {
+    private mutating func queue(
+        frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer,
+        analysis: SPSCRing<Float>.Producer?
+    ) -> Bool {
         if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
         let channelCount = recordedChannelCount
         guard let slices = samples.writableSlices(count: frames * channelCount) else { return false }
@@ -265,8 +272,42 @@ struct CaptureKernel {
         Self.interleave(
             recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
             frameCount: frames - framesInFirst)
+        if let analysis {
+            Self.copy(slices, frames: frames, channelCount: channelCount, into: analysis, counters: counters)
+        }
         samples.commitWrite(count: frames * channelCount)
         return true
+    }
+
+    /// Copies the interleaved period just written into the capture ring's slots into the analysis
+    /// ring, whole or not at all (then counted in `analysisFramesMissed`). Raw byte copies, up to
+    /// three pieces where the two rings wrap at different places. Realtime thread.
+    @_noLocks @_noAllocation
+    private static func copy(
+        _ source: RingWriteSlices<Float>, frames: Int, channelCount: Int, into ring: SPSCRing<Float>.Producer,
+        counters: UnsafeMutablePointer<CaptureCounters>
+    ) {
+        let count = frames &* channelCount
+        guard let destination = ring.writableSlices(count: count) else {
+            counters.pointee.analysisFramesMissed.add(UInt64(frames), ordering: .relaxed)
+            return
+        }
+        var done = 0
+        while done < count {
+            let fromFirst = done < source.first.count
+            let fromOffset = fromFirst ? done : done - source.first.count
+            let fromPiece = fromFirst ? source.first : source.second
+            let toFirst = done < destination.first.count
+            let toOffset = toFirst ? done : done - destination.first.count
+            let toPiece = toFirst ? destination.first : destination.second
+            let n = min(fromPiece.count - fromOffset, toPiece.count - toOffset)
+            // SAFETY: both pieces hold ≥ offset + n floats; the source was written this cycle, the
+            // destination is the producer's until the commit below.
+            UnsafeMutableRawPointer(toPiece.baseAddress! + toOffset).copyMemory(
+                from: fromPiece.baseAddress! + fromOffset, byteCount: n &* 4)
+            done &+= n
+        }
+        ring.commitWrite(count: count)
     }
 
     /// Interleaves `frameCount` frames of the recorded sources, from `start` on, into

@@ -104,7 +104,7 @@ final class CaptureMemory {
         memory.keep(serverGapRing)
         if let suppressor = plan.suppressor { memory.keep(suppressor) }
 
-        var kernel = CaptureKernel(
+        kernel = CaptureKernel(
             link: link, channelCount: channelCount, ports: memory.make(copying: plan.inputPorts), inputs: inputs,
             meters: memory.make(repeating: ChannelMeter(), count: meterCount),
             meterCoefficients: MeterCoefficients(sampleRate: Double(plan.sampleRate)),
@@ -113,6 +113,5 @@ final class CaptureMemory {
             frameLimit: max(plan.frameLimit, 1),
             monitor: route, meterCount: meterCount, recordSources: inputs + recorded.offset,
             recordedChannelCount: recorded.count, suppressor: plan.suppressor?.kernelPointer)
-        self.kernel = kernel
     }
 }

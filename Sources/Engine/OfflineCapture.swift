@@ -44,6 +44,8 @@ public final class OfflineCapture {
     public static let maximumBlock = CaptureKernel.maximumPeriod
     /// The take so far, interleaved (`recordedChannelCount` channels), from the capture ring.
     public private(set) var take: [Float] = []
+    /// What the analysis ring received so far, interleaved (with `analysisRingFrames`).
+    public private(set) var analysisTake: [Float] = []
     /// Each monitor output so far (empty without monitoring).
     public private(set) var monitorOutputs: [[Float]] = []
     public let recordedChannelCount: Int
@@ -158,7 +160,12 @@ public final class OfflineCapture {
         }
         if let ring = parts.analysisRing {
             let consumer = ring.consumer
-            consumer.commitRead(count: consumer.readableSlices().count)
+            let slices = consumer.readableSlices()
+            if keeps {
+                analysisTake.append(contentsOf: slices.first)
+                analysisTake.append(contentsOf: slices.second)
+            }
+            consumer.commitRead(count: slices.count)
         }
     }
 
