@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .target(name: "CJackShims", dependencies: ["CJack"]),
         .target(name: "CPlatform"),
 
@@ -44,17 +45,20 @@ let package = Package(
             name: "Jack", dependencies: ["CJack", "CJackShims", "Platform"],
             swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "SoundFile", dependencies: ["CSndFile"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "Loudness", dependencies: ["CEbur128"], swiftSettings: withoutImplicitRuntimeImports),
         .target(
-            name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform"],
+            name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform", "Loudness"],
             swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "TerminalUI", dependencies: ["DSP", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
         .executableTarget(
-            name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform"],
+            name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform", "Loudness"],
             swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
 
         .executableTarget(
             name: "MicmonBench",
-            dependencies: ["Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform"],
+            dependencies: [
+                "Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform", "Loudness",
+            ],
             path: "Benchmarks/MicmonBench"),
 
         .executableTarget(
@@ -66,6 +70,7 @@ let package = Package(
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP", "Platform"], exclude: ["Snapshots"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
+        .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "Engine", "DSP", "SoundFile", "Platform"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime", "Platform"]),
         .testTarget(
             name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP", "Platform"],

@@ -85,6 +85,7 @@ struct Report: Codable {
     var ring: RingBench.Result?
     var meters: [MeterBench.Result] = []
     var denoise: [DenoiseBench.Result] = []
+    var loudness: LoudnessBench.Result?
     var runs: [ProcessBench.Run] = []
 
     /// The fixed-width table. Ratios are of the medians shown above them.

@@ -62,6 +62,29 @@ extension Report {
         }
     }
 
+    mutating func addLoudness(_ result: LoudnessBench.Result) {
+        let section =
+            "Loudness (issue 20): capture kernel, \(result.periodFrames)-frame periods, median of \(result.recordNanoseconds.count) repeats"
+        figures.append(
+            .measured(section, "record before (capture ring, meters)", result.recordNanoseconds, unit: "ns", digits: 0))
+        figures.append(
+            .measured(section, "record now (+ analysis ring)", result.withAnalysisNanoseconds, unit: "ns", digits: 0))
+        let before = Spread(result.recordNanoseconds)?.median ?? .nan
+        let after = Spread(result.withAnalysisNanoseconds)?.median ?? .nan
+        figures.append(
+            .measured(
+                section, "kernel: added cost (ratio of medians)", [(after / before - 1) * 100], unit: "%", digits: 1,
+                threshold: threshold("loudness_kernel_overhead_percent")))
+        figures.append(
+            .measured(
+                section, "analysis thread: CPU per s of 2-ch audio", [result.analysisCPUPerAudioSecond * 1000],
+                unit: "ms", digits: 2))
+        figures.append(
+            .measured(
+                section, "analysis thread with --meter vu", [result.analysisWithVUCPUPerAudioSecond * 1000],
+                unit: "ms", digits: 2))
+    }
+
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double, maxStealPercent: Double) {
         let section =
             "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"

@@ -63,6 +63,13 @@ if options.sections.contains("denoise") {
     report.addDenoise(results)
 }
 
+if options.sections.contains("loudness") {
+    progress("loudness")
+    let result = LoudnessBench.run(periodFrames: 256, seconds: 20, repeats: 5)
+    report.loudness = result
+    report.addLoudness(result)
+}
+
 let scalingChannels = [2, 8, 32]
 let scalingSeconds = max(1, (options.seconds / 3).rounded())
 if !options.sections.isDisjoint(with: ["record", "scaling"]) {

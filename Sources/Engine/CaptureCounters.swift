@@ -29,6 +29,9 @@ public struct CaptureCounters: ~Copyable {
     public let timelineJitter = Atomic<UInt64>(0)
     /// NaN and ±∞ samples monitoring sent to its outputs as 0 (`CaptureKernel.monitorPass`).
     public let monitorNonFiniteReplaced = Atomic<UInt64>(0)
+    /// Frames the analysis ring had no room for (the analysis thread fell behind): the loudness
+    /// and statistics of the take miss them.
+    public let analysisFramesMissed = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.
     public let isComplete = Atomic<Bool>(false)
 

@@ -26,6 +26,9 @@ struct CaptureKernel {
     let samples: SPSCRing<Float>.Producer?
     /// Where dropped periods go, for the writer to fill with silence.
     let drops: SPSCRing<DropEvent>.Producer?
+    /// The recorded channels, interleaved, for the analysis thread (loudness, statistics), or nil
+    /// when nothing is analysed. A period that does not fit is counted, not waited for.
+    var analysis: SPSCRing<Float>.Producer? = nil
     /// Where graph-wide gaps go (cycles every client lost: the driver itself was late), for the
     /// summary; nothing is written in their place (`TimelineJudge`).
     let serverGaps: SPSCRing<DropEvent>.Producer
@@ -129,19 +132,27 @@ struct CaptureKernel {
             cleanFrameCount = frames
         }
 
+        // The analysis ring gets the period too: copied from the capture ring's slots just
+        // written when the period was queued (one copy of interleaved data), interleaved afresh
+        // otherwise (metering only, or a dropped period: the analysis still sees it).
+        var analysed = false
         if let samples, let drops {
-            var queued = queue(frames: frames, samples: samples, drops: drops)
+            var queued = queue(frames: frames, samples: samples, drops: drops, analysis: analysis)
             if !queued && timeline.isHolding {
                 // No room to hold more: settle now, release what is held, and try again.
                 apply(timeline.settleNow())
-                queued = queue(frames: frames, samples: samples, drops: drops)
+                queued = queue(frames: frames, samples: samples, drops: drops, analysis: analysis)
             }
-            if !queued {
+            if queued {
+                analysed = true
+            } else {
                 if pendingDrop.frameCount == 0 { pendingDrop.startFrame = framesTaken }
                 pendingDrop.frameCount &+= UInt64(frames)
                 counters.pointee.framesDropped.add(UInt64(frames), ordering: .relaxed)
             }
         }
+
+        if !analysed, let analysis { pushAnalysis(frames: frames, into: analysis) }
 
         let readings = meterMailbox.writeBuffer()
         var channel = 0
@@ -292,14 +303,33 @@ struct CaptureKernel {
         if framesTaken >= frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
+    /// Interleaves `frames` frames of the recorded channels into the analysis ring, whole or not
+    /// at all (then counted in `analysisFramesMissed`). Realtime thread.
+    @_noLocks @_noAllocation
+    private func pushAnalysis(frames: Int, into ring: SPSCRing<Float>.Producer) {
+        let channelCount = recordedChannelCount
+        guard let slices = ring.writableSlices(count: frames * channelCount) else {
+            counters.pointee.analysisFramesMissed.add(UInt64(frames), ordering: .relaxed)
+            return
+        }
+        let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.first, fromFrame: 0, frameCount: framesInFirst)
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: slices.second, fromFrame: framesInFirst,
+            frameCount: frames - framesInFirst)
+        ring.commitWrite(count: frames * channelCount)
+    }
+
     /// Interleaves `frames` frames into the ring, after reporting any pending drop, behind the
     /// frames held for the timeline judge; commits them unless the judge holds (they then wait
     /// for `apply` to release them). Returns false (and writes nothing) when the ring or the drop
     /// log has no room. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func queue(frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer)
-        -> Bool
-    {
+    private mutating func queue(
+        frames: Int, samples: SPSCRing<Float>.Producer, drops: SPSCRing<DropEvent>.Producer,
+        analysis: SPSCRing<Float>.Producer?
+    ) -> Bool {
         if pendingDrop.frameCount > 0 && drops.availableToWrite() < 1 { return false }
         let channelCount = recordedChannelCount
         let held = heldFrames
@@ -314,19 +344,29 @@ struct CaptureKernel {
         // goes after the held frames: into the first slice from there, the rest into the second.
         let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
         let inFirst = held >= framesInFirst ? 0 : (frames < framesInFirst - held ? frames : framesInFirst - held)
+        // This period's slots: from `held` frames on, in the first slice and then the second.
+        var periodFirst = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+        var periodSecond = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
         if inFirst > 0, let base = slices.first.baseAddress {
+            // SAFETY: held + inFirst frames fit in the first slice (inFirst is what is left of it).
+            periodFirst = UnsafeMutableBufferPointer(start: base + held * channelCount, count: inFirst * channelCount)
             Self.interleave(
-                recordSources, channelCount: channelCount,
-                into: UnsafeMutableBufferPointer(start: base + held * channelCount, count: inFirst * channelCount),
-                fromFrame: 0, frameCount: inFirst)
+                recordSources, channelCount: channelCount, into: periodFirst, fromFrame: 0, frameCount: inFirst)
         }
         if frames > inFirst, let base = slices.second.baseAddress {
             let offset = held >= framesInFirst ? held - framesInFirst : 0
+            // SAFETY: the slices hold held + frames frames in all; the rest of this period starts
+            // `offset` frames into the second.
+            periodSecond = UnsafeMutableBufferPointer(
+                start: base + offset * channelCount, count: (frames - inFirst) * channelCount)
             Self.interleave(
-                recordSources, channelCount: channelCount,
-                into: UnsafeMutableBufferPointer(
-                    start: base + offset * channelCount, count: (frames - inFirst) * channelCount),
-                fromFrame: inFirst, frameCount: frames - inFirst)
+                recordSources, channelCount: channelCount, into: periodSecond, fromFrame: inFirst,
+                frameCount: frames - inFirst)
+        }
+        if let analysis {
+            Self.copy(
+                first: periodFirst, second: periodSecond, frames: frames, channelCount: channelCount, into: analysis,
+                counters: counters)
         }
         if timeline.isHolding {
             heldFrames = held + frames
@@ -334,6 +374,38 @@ struct CaptureKernel {
             samples.commitWrite(count: frames * channelCount)
         }
         return true
+    }
+
+    /// Copies the interleaved period just written into the capture ring's slots into the analysis
+    /// ring, whole or not at all (then counted in `analysisFramesMissed`). Raw byte copies, up to
+    /// three pieces where the two rings wrap at different places. Realtime thread.
+    @_noLocks @_noAllocation
+    private static func copy(
+        first sourceFirst: UnsafeMutableBufferPointer<Float>, second sourceSecond: UnsafeMutableBufferPointer<Float>,
+        frames: Int, channelCount: Int, into ring: SPSCRing<Float>.Producer,
+        counters: UnsafeMutablePointer<CaptureCounters>
+    ) {
+        let count = frames &* channelCount
+        guard let destination = ring.writableSlices(count: count) else {
+            counters.pointee.analysisFramesMissed.add(UInt64(frames), ordering: .relaxed)
+            return
+        }
+        var done = 0
+        while done < count {
+            let fromFirst = done < sourceFirst.count
+            let fromOffset = fromFirst ? done : done - sourceFirst.count
+            let fromPiece = fromFirst ? sourceFirst : sourceSecond
+            let toFirst = done < destination.first.count
+            let toOffset = toFirst ? done : done - destination.first.count
+            let toPiece = toFirst ? destination.first : destination.second
+            let n = min(fromPiece.count - fromOffset, toPiece.count - toOffset)
+            // SAFETY: both pieces hold ≥ offset + n floats; the source was written this cycle, the
+            // destination is the producer's until the commit below.
+            UnsafeMutableRawPointer(toPiece.baseAddress! + toOffset).copyMemory(
+                from: fromPiece.baseAddress! + fromOffset, byteCount: n &* 4)
+            done &+= n
+        }
+        ring.commitWrite(count: count)
     }
 
     /// Interleaves `frameCount` frames of the recorded sources, from `start` on, into

@@ -24,6 +24,8 @@ final class CaptureMemory {
         var ringFrames: Int?
         /// Frames to take in all, or `UInt64.max`.
         var frameLimit: UInt64 = .max
+        /// Capacity of the analysis ring in frames, or nil when nothing is analysed.
+        var analysisRingFrames: Int?
     }
 
     let counters: UnsafeMutablePointer<CaptureCounters>
@@ -34,6 +36,8 @@ final class CaptureMemory {
     /// Interleaved frames for the writer, and the dropped periods, or nil when nothing is recorded.
     let sampleRing: SPSCRing<Float>?
     let dropRing: SPSCRing<DropEvent>?
+    /// The recorded channels for the analysis thread, or nil when nothing is analysed.
+    let analysisRing: SPSCRing<Float>?
     /// The realtime side's logs of graph-wide gaps and of micmon's own timeline losses.
     let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
     let missedRing = SPSCRing<DropEvent>(capacity: 1024)
@@ -91,6 +95,13 @@ final class CaptureMemory {
             sampleRing = nil
             dropRing = nil
         }
+        if let analysisFrames = plan.analysisRingFrames {
+            let ring = SPSCRing<Float>(capacity: analysisFrames * recorded.count)
+            memory.keep(ring)
+            analysisRing = ring
+        } else {
+            analysisRing = nil
+        }
         memory.keep(serverGapRing)
         memory.keep(missedRing)
         if let suppressor = plan.suppressor { memory.keep(suppressor) }
@@ -100,8 +111,8 @@ final class CaptureMemory {
             meters: memory.make(repeating: ChannelMeter(), count: meterCount),
             meterCoefficients: MeterCoefficients(sampleRate: Double(plan.sampleRate)),
             meterMailbox: mailbox.writer, samples: sampleRing?.producer, drops: dropRing?.producer,
-            serverGaps: serverGapRing.producer, missedGaps: missedRing.producer, counters: counters,
-            frameLimit: max(plan.frameLimit, 1), monitor: route, meterCount: meterCount,
+            analysis: analysisRing?.producer, serverGaps: serverGapRing.producer, missedGaps: missedRing.producer,
+            counters: counters, frameLimit: max(plan.frameLimit, 1), monitor: route, meterCount: meterCount,
             recordSources: inputs + recorded.offset, recordedChannelCount: recorded.count,
             suppressor: plan.suppressor?.kernelPointer)
         kernel.timeline = TimelineJudge(sampleRate: plan.sampleRate)

@@ -4,6 +4,7 @@
 
 import DSP
 import Jack
+import Loudness
 import Platform
 import Realtime
 import SoundFile
@@ -48,6 +49,14 @@ public struct CaptureConfiguration: Sendable {
     /// What the file holds when denoising: the inputs, the clean channel, or all (inputs, then
     /// clean). Ignored without `denoises`.
     public var recordedChannels: RecordedChannels = .all
+    /// Loudness, true peak, statistics and correlation of the recorded channels on the analysis
+    /// thread, measured as this mode says; nil analyses nothing (and costs the realtime thread
+    /// nothing).
+    public var loudnessMode: LoudnessMode? = .perChannel
+    /// The standard meter over the inputs (`--meter`); `peak` runs none beside micmon's own.
+    public var meterType: MeterType = .peak
+    /// Keep the level and loudness envelopes for a picture of the take (`record --report`).
+    public var keepsAnalysisEnvelope = false
 
     public enum RecordedChannels: String, Sendable, CaseIterable {
         case raw, clean, all
@@ -75,9 +84,11 @@ public enum CaptureError: Error, CustomStringConvertible {
     case noDefaultPorts(PortSelection.NoDefault)
     case file(SoundFileError)
     case denoise(NoiseSuppressorError)
+    case loudness(LoudnessError)
 
     public var description: String {
         switch self {
+        case .loudness(let error): return error.description
         case .denoise(let error): return error.description
         case .jack(let error): return error.description
         case .unknownPort(let error): return error.description
@@ -133,6 +144,14 @@ public struct CaptureSummary: Sendable {
     /// Inputs whose chosen source was never seen connected to them during the take ("in_1"),
     /// with that source: the input holds silence throughout.
     public var neverConnected: [(input: String, source: String)] = []
+    /// The analysis of the recorded channels (loudness, true peak, statistics, correlation), or
+    /// nil when none ran.
+    public var analysis: TakeAnalysisResult?
+    /// Frames the analysis missed (its ring was full): nonzero means `analysis` lacks them.
+    public var analysisFramesMissed: UInt64 = 0
+    /// The standard meter (`--meter`) and its last states, one per input (none with `peak`).
+    public var meterType: MeterType = .peak
+    public var ballisticReadings: [BallisticMeter] = []
 }
 
 /// How PipeWire's JACK brings a new link up, as measured (docs/platforms.md).
@@ -164,6 +183,11 @@ public final class CaptureSession {
     private let parts: CaptureMemory
     private var counters: UnsafeMutablePointer<CaptureCounters> { parts.counters }
     private let writer: TakeWriter?
+    private let analysis: AnalysisThread?
+    /// The standard meter the inputs are read with (`peak`: micmon's own only).
+    public let meterType: MeterType
+    /// The names of the recorded (and analysed) channels, in order.
+    public let recordedChannelNames: [String]
     private var serverGapLog: [DropEvent] = []
     private var missedLog: [DropEvent] = []
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
@@ -248,6 +272,26 @@ public final class CaptureSession {
         if configuration.recording != nil {
             plan.ringFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
         }
+        let recordedNames: [String]
+        switch suppressor == nil ? .raw : configuration.recordedChannels {
+        case .raw: recordedNames = Array(channelNames.prefix(channelCount))
+        case .clean: recordedNames = ["clean"]
+        case .all: recordedNames = channelNames
+        }
+        recordedChannelNames = recordedNames
+        var analyzer: TakeAnalyzer?
+        if let mode = configuration.loudnessMode {
+            let fullScale = configuration.recording.map { FileAnalysis.fullScale(of: $0.format.encoding) } ?? 1
+            do {
+                analyzer = try TakeAnalyzer(
+                    channelNames: recordedNames, sampleRate: sampleRate, mode: mode,
+                    keepsEnvelope: configuration.keepsAnalysisEnvelope, fullScale: fullScale)
+            } catch {
+                throw .loudness(error)
+            }
+            plan.analysisRingFrames = max(Int(configuration.ringSeconds * Double(sampleRate)), 8192)
+        }
+        meterType = configuration.meterType
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         var fileWriter: SoundFileWriter?
@@ -294,6 +338,11 @@ public final class CaptureSession {
         } else {
             writer = nil
         }
+        if let analyzer, let ring = parts.analysisRing {
+            analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer, meterType: configuration.meterType)
+        } else {
+            analysis = nil
+        }
         routeWatch = RouteWatch(
             client: core.client, ports: ports, sources: sources,
             changes: core.memory.routeChangeRing.consumer)
@@ -311,6 +360,7 @@ public final class CaptureSession {
     /// and the summary lists it when it never was (`neverConnected`). Main thread.
     public func start() throws(CaptureError) {
         writer?.start()
+        analysis?.start()
         do {
             try core.activate()
             for (source, port) in zip(sourcePorts, ports) where !source.isEmpty {
@@ -395,6 +445,21 @@ public final class CaptureSession {
         Array(parts.mailbox.readLatest().0.map(\.reading))
     }
 
+    /// The latest loudness readings per programme and the running correlation (nil without
+    /// analysis), as of the analysis thread's last pass (20 times a second). Main thread.
+    public func loudnessReadings() -> (programmes: [ProgrammeLoudness], correlation: Double?)? {
+        analysis?.readings()
+    }
+
+    /// The latest standard-meter states, one per recorded channel (empty with `--meter peak` or
+    /// without analysis), as of the analysis thread's last pass. Main thread.
+    public func ballisticReadings() -> [BallisticMeter] {
+        analysis?.ballisticReadings() ?? []
+    }
+
+    /// CPU time the analysis thread has used so far, in nanoseconds (0 without analysis).
+    public var analysisCPUNanoseconds: UInt64 { analysis?.cpuNanoseconds.load(ordering: .relaxed) ?? 0 }
+
     public var framesTaken: UInt64 { counters.pointee.framesTaken.load(ordering: .acquiring) }
     public var framesDropped: UInt64 { counters.pointee.framesDropped.load(ordering: .relaxed) }
     public var xruns: UInt64 { core.memory.xruns }
@@ -416,6 +481,7 @@ public final class CaptureSession {
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
         let written = writer?.finish()
+        let analysed = analysis?.finish()
         drainTimings()
         var final = CaptureSummary(
             sampleRate: sampleRate, channelNames: channelNames, sourcePorts: sourcePorts,
@@ -437,6 +503,10 @@ public final class CaptureSession {
         final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {
             (input: $0.1.0, source: $0.1.1)
         }
+        final.analysis = analysed
+        final.analysisFramesMissed = counters.pointee.analysisFramesMissed.load(ordering: .relaxed)
+        final.meterType = meterType
+        final.ballisticReadings = analysis?.ballisticReadings() ?? []
         summary = final
         return final
     }

@@ -32,6 +32,11 @@ public final class OfflineCapture {
         public var frameLimit: UInt64 = .max
         /// Flush denormals to zero on the calling thread, as JACK's process thread does.
         public var flushesDenormals = true
+        /// Push the recorded channels into an analysis ring as live takes do (its capacity in
+        /// frames), or nil; what it holds is discarded after each block.
+        public var analysisRingFrames: Int?
+        /// Keep the take in `take`; false discards each block once queued (for benches).
+        public var keepsTake = true
         public init() {}
     }
 
@@ -39,6 +44,8 @@ public final class OfflineCapture {
     public static let maximumBlock = CaptureKernel.maximumPeriod
     /// The take so far, interleaved (`recordedChannelCount` channels), from the capture ring.
     public private(set) var take: [Float] = []
+    /// What the analysis ring received so far, interleaved (with `analysisRingFrames`).
+    public private(set) var analysisTake: [Float] = []
     /// Each monitor output so far (empty without monitoring).
     public private(set) var monitorOutputs: [[Float]] = []
     public let recordedChannelCount: Int
@@ -72,6 +79,7 @@ public final class OfflineCapture {
             recordedChannels: options.recordedChannels)
         plan.ringFrames = options.ringFrames ?? 4 * options.blockFrames
         plan.frameLimit = options.frameLimit
+        plan.analysisRingFrames = options.analysisRingFrames
         parts = CaptureMemory(plan, memory: memory, link: memory.link(client: standIn, readsSystemClock: false))
         recordedChannelCount = parts.recordedChannelCount
         var kernel = parts.kernel
@@ -145,9 +153,19 @@ public final class OfflineCapture {
 
     private func collect(_ outputs: OfflineOutputs, _ frames: Int) {
         collectMonitor(outputs, frames)
+        let keeps = options.keepsTake
         _ = drain { block in
-            take.append(contentsOf: block)
+            if keeps { take.append(contentsOf: block) }
             return true
+        }
+        if let ring = parts.analysisRing {
+            let consumer = ring.consumer
+            let slices = consumer.readableSlices()
+            if keeps {
+                analysisTake.append(contentsOf: slices.first)
+                analysisTake.append(contentsOf: slices.second)
+            }
+            consumer.commitRead(count: slices.count)
         }
     }
 

@@ -1,4 +1,5 @@
-// Files by path: removing, folders. Any non-realtime thread (what is at a path: PathEntry.swift).
+// Files by path: removing, folders, whole small files read and written at once. Any
+// non-realtime thread (what is at a path: PathEntry.swift).
 
 import Glibc
 
@@ -12,5 +13,53 @@ public enum FileSystem {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let folder = String(path[..<slash])
         return folder.isEmpty ? "/" : folder
+    }
+
+    /// Writes `text` to `path` whole or not at all: into a new file beside it
+    /// (`path.partial-PID`), then renamed over `path`, so a reader never sees half of it and a
+    /// failure leaves nothing behind. Throws the system's error.
+    public static func writeWhole(_ text: String, to path: String) throws(SystemError) {
+        let temporary = path + ".partial-\(getpid())"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw SystemError.current }
+        var failure: SystemError?
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count && failure == nil {
+            let written = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno != EINTR { failure = SystemError.current }
+            } else {
+                offset += written
+            }
+        }
+        bytes = []
+        if close(descriptor) != 0 && failure == nil { failure = SystemError.current }
+        if failure == nil && rename(temporary, path) != 0 { failure = SystemError.current }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+    }
+
+    /// The bytes of the file at `path` (up to `limit`), or nil when it cannot be opened or read.
+    public static func readWhole(_ path: String, limit: Int = 64 << 20) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while result.count < limit {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            result += chunk[0 ..< count]
+        }
+        return result
     }
 }

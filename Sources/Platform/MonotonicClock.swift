@@ -14,6 +14,13 @@ public enum MonotonicClock {
 
     /// CLOCK_MONOTONIC in seconds. Any thread.
     @inlinable public static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
+
+    /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in nanoseconds. Any thread.
+    public static func threadCPUNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
 }
 
 /// Sleeps the calling thread for `seconds`, resumed after a signal until the whole time passed.

@@ -52,6 +52,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var noiseReductionDB: Double?
     /// Loudness, true peak and correlation, when the analysis thread measures them.
     public var loudness: LoudnessDisplay?
+    /// The standard meter's readings (`--meter` other than peak).
+    public var ballistics: BallisticsDisplay?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
@@ -196,6 +198,12 @@ public struct SessionSummary: Sendable, Equatable {
     public var exitReason: StopReason
     /// Callback timing, when it was measured.
     public var callbackTiming: CallbackTiming?
+    /// Loudness, true peak, statistics and correlation of the recorded channels, when analysed.
+    public var analysis: TakeAnalysisResult?
+    /// Frames the analysis missed (it fell behind); 0 normally.
+    public var analysisFramesMissed: UInt64 = 0
+    /// The standard meter's highest readings (`--meter` other than peak).
+    public var ballistics: BallisticsDisplay?
 
     public init(
         durationSeconds: Double, frames: UInt64, sampleRate: Int, channels: [Channel],

@@ -54,6 +54,17 @@ public enum SummaryFormatter {
         if s.nonFiniteReplaced > 0 {
             lines.append("  monitor:   \(s.nonFiniteReplaced) non-finite samples sent as 0")
         }
+        if let analysis = s.analysis {
+            lines += AnalysisFormat.summaryLines(analysis, missedFrames: s.analysisFramesMissed)
+        }
+        if let b = s.ballistics {
+            lines.append(
+                "  meter:     \(b.type.rawValue) (0 = \(TextFormat.fixed(b.type.referenceDBFS, decimals: 0)) dBFS), highest "
+                    + b.channels.map {
+                        TextFormat.printable($0.name) + " " + TextFormat.fixed($0.maxReading, decimals: 1)
+                    }
+                    .joined(separator: ", ") + " " + b.type.unit)
+        }
         lines.append(
             "  xruns:     \(s.xruns)"
                 + (s.xrunCallbacks > s.xruns
@@ -154,6 +165,11 @@ public enum SummaryFormatter {
         object.objects("missed_gaps", gapList(s.missedGaps))
         object.integer("timeline_jitter", s.timelineJitter)
         if let partial = s.partialPath { object.string("partial", partial) }
+        if let analysis = s.analysis {
+            object.object("analysis", AnalysisFormat.json(analysis))
+            object.integer("analysis_frames_missed", s.analysisFramesMissed)
+        }
+        if let ballistics = s.ballistics { object.object("ballistics", ballistics.json(includesNow: false)) }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

@@ -7,6 +7,7 @@ import TerminalUI
 
 /// `micmon meter` and `micmon record`: run a capture session until it is done, showing meters.
 enum CaptureCommand {
+
     static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
             do { try OutputPath.check(path, force: invocation.force) } catch {
@@ -29,6 +30,9 @@ enum CaptureCommand {
         }
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
+        configuration.loudnessMode = invocation.loudnessMode
+        configuration.meterType = invocation.meterType
+        configuration.keepsAnalysisEnvelope = invocation.writesReport
         guard invocation.waitsForServer else {
             return run(configuration, json: invocation.json, labels: invocation.labels)
         }
@@ -163,9 +167,42 @@ enum CaptureCommand {
         let summary = session.stop()
         output.finish(session)
         output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
-        let code = exitCode(for: summary, server: session.client.serverName)
+        var code = exitCode(for: summary, server: session.client.serverName)
+        // `record --report` keeps the envelopes for the picture: each take's report goes beside it.
+        if configuration.keepsAnalysisEnvelope, let path = configuration.recording?.path,
+            let analysis = summary.analysis,
+            let failure = writeReport(analysis, summary: summary, path: path)
+        {
+            Console.error("micmon: \(failure)")
+            if code == .ok { code = .fileError }
+        }
         Watchdog.run(within: 10, exitCode: code, what: "closing the JACK client") { session.close() }
         return code
+    }
+
+    /// `record --report`: FILE.report.svg and FILE.report.json beside the take, each whole or not
+    /// at all; the reason when one could not be written.
+    static func writeReport(_ analysis: TakeAnalysisResult, summary: CaptureSummary, path: String) -> String? {
+        let rate = Double(max(summary.sampleRate, 1))
+        var markers = summary.drops.map {
+            TakeMarker(
+                kind: .drop, startSeconds: Double($0.startFrame) / rate, lengthSeconds: Double($0.frameCount) / rate)
+        }
+        markers += summary.serverGaps.map {
+            TakeMarker(
+                kind: .serverGap, startSeconds: Double($0.startFrame) / rate,
+                lengthSeconds: Double($0.frameCount) / rate)
+        }
+        markers += ReportCommand.sidecarMarkers(for: path, sampleRate: summary.sampleRate)
+        if let failure = ReportCommand.writePicture(analysis, of: path, markers: markers, to: path + ".report.svg") {
+            return failure
+        }
+        do {
+            try FileSystem.writeWhole(AnalysisFormat.reportJSON(analysis, path: path) + "\n", to: path + ".report.json")
+        } catch {
+            return "\(path).report.json: cannot write the report: \(error.description)"
+        }
+        return nil
     }
 
     /// The documented exit code for how the session ended; prints the reason for a failure.
@@ -211,7 +248,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .noDefaultPorts, .denoise:
+        case .unknownPort, .noDefaultPorts, .denoise, .loudness:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere || file.isInUse:

@@ -1,5 +1,6 @@
 // Each command's options, parsed and checked from the scanned arguments. Pure (no I/O, no
 // JACK), so tests call `parse` directly; any thread.
+import DSP
 import Engine
 import Jack
 import SoundFile
@@ -13,6 +14,7 @@ enum Command: Equatable, Sendable {
     case play(PlayOptions)
     case latency(LatencyOptions)
     case denoise(DenoiseOptions)
+    case report(ReportOptions)
     case completions(Shell)
     case manual
     case ports(PortsOptions)
@@ -44,6 +46,7 @@ enum Command: Equatable, Sendable {
         case .play: return .play(try PlayOptions(scanned))
         case .latency: return .latency(try LatencyOptions(scanned))
         case .denoise: return .denoise(try DenoiseOptions(scanned))
+        case .report: return .report(try ReportOptions(scanned))
         case .completions:
             guard scanned.positionals.count == 1, let shell = Shell(rawValue: scanned.positionals[0]) else {
                 throw UsageError("completions needs one SHELL: bash, zsh or fish (see micmon completions --help)")
@@ -77,6 +80,24 @@ enum OptionValue {
             throw UsageError("--label needs names separated by commas, e.g. --label primary,reference")
         }
         return names
+    }
+
+    /// `--meter`: one of the standard meters; anything else exits 64 with the list.
+    static func meterType(_ text: String) throws(UsageError) -> MeterType {
+        guard let type = MeterType(rawValue: text) else {
+            let names = MeterType.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("unknown --meter '\(text)' (\(names))")
+        }
+        return type
+    }
+
+    /// `--loudness-mode`: per-channel, dual-mono or stereo; anything else exits 64 with the list.
+    static func loudnessMode(_ text: String) throws(UsageError) -> LoudnessMode {
+        guard let mode = LoudnessMode(rawValue: text) else {
+            let names = LoudnessMode.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("unknown --loudness-mode '\(text)' (\(names))")
+        }
+        return mode
     }
 
     /// A client name JACK can take (JACK's own limit, `jack_client_name_size`), else exit 64
@@ -177,6 +198,12 @@ struct CaptureOptions: Equatable, Sendable {
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
     /// `--label`: the screen's name for each input, in order; nil keeps the port's.
     var labels: [String?] = []
+    /// `--loudness-mode`: which channels are measured together for loudness.
+    var loudnessMode: LoudnessMode = .perChannel
+    /// `--meter`: the standard meter the inputs are read with.
+    var meterType: MeterType = .peak
+    /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
+    var writesReport = false
 
     init(kind: Kind) {
         self.kind = kind
@@ -205,6 +232,9 @@ struct CaptureOptions: Equatable, Sendable {
         }
         recordedChannels = channels ?? .all
         labels = try scanned.last("label", OptionValue.labels) ?? []
+        loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
+        writesReport = scanned.isSet("report")
+        meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
 
         let positional = scanned.positionals
         switch kind {
@@ -363,4 +393,26 @@ struct PortsOptions: Equatable, Sendable {
     var output = false
     var input = false
     var serverName: String?
+}
+
+/// `report FILE...`.
+struct ReportOptions: Equatable, Sendable {
+    var paths: [String] = []
+    var json = false
+    var svgPath: String?
+    var loudnessMode: LoudnessMode = .perChannel
+
+    init() {}
+
+    init(_ scanned: ScannedArguments) throws(UsageError) {
+        paths = scanned.positionals
+        json = scanned.isSet("json")
+        svgPath = scanned.last("svg")
+        loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
+        guard !paths.isEmpty else { throw UsageError("report needs a FILE to read (see micmon report --help)") }
+        if svgPath != nil && paths.count != 1 {
+            throw UsageError("--svg draws one FILE; got \(paths.count)")
+        }
+        if let svgPath, svgPath.isEmpty { throw UsageError("--svg needs a file name") }
+    }
 }

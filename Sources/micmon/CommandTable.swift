@@ -8,7 +8,7 @@ import TerminalUI
 
 /// Every command micmon knows, in the order `--help` lists them.
 enum CommandName: String, CaseIterable, Sendable {
-    case meter, record, play, monitor, latency, demo, denoise, completions, manual
+    case meter, record, play, monitor, latency, demo, denoise, report, completions, manual
     /// Prints JACK port names for the completion scripts; not listed.
     case ports
 
@@ -101,6 +101,19 @@ enum CommandTable {
         help: "with --denoise: raw (the inputs), clean (the clean channel, mono) or all (inputs then clean; "
             + "default)")
 
+    static let loudnessMode = OptionSpec(
+        "loudness-mode", "MODE", kind: .choice(LoudnessMode.allCases.map(\.rawValue)),
+        help: "loudness (EBU R128) and true peak: per-channel (default: each input its own mono programme), "
+            + "dual-mono (each input a mono programme for two loudspeakers, +3 dB) or stereo (in_1, in_2 "
+            + "as left and right of one programme)")
+
+    static let meterOption = OptionSpec(
+        "meter", "TYPE", kind: .choice(MeterType.allCases.map(\.rawValue)),
+        help: "also read the inputs with a standard meter: peak (default: micmon's own only), ppm1 (IEC 60268-10 "
+            + "Type I, DIN: 0 dB = -9 dBFS), ppm2a (Type IIa, BBC: marks 1-7, PPM 4 = -18 dBFS), ppm2b (Type IIb, "
+            + "EBU: -12...+12 dB, 0 = -18 dBFS), vu (IEC 60268-17: 0 VU = -14 dBFS), k12, k14, k20 (K-System: "
+            + "0 = -12, -14, -20 dB RMS); in the JSON lines and the summary")
+
     static let recordingOnly = "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"
     static let recordingOptions = ["--format", "--bits", "--quality", "--bitrate-mode", "--force"]
     static let label = OptionSpec(
@@ -155,6 +168,7 @@ enum CommandTable {
         case .latency: return latency
         case .demo: return demo
         case .denoise: return denoiseCommand
+        case .report: return report
         case .completions: return completions
         case .manual: return manual
         case .ports: return ports
@@ -169,7 +183,8 @@ enum CommandTable {
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
             options: [
-                port, name, server, duration, json, waitServer, denoise, allowUnconnected, label, help, versionOption,
+                port, name, server, duration, json, waitServer, denoise, allowUnconnected, label, loudnessMode,
+                meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -203,7 +218,13 @@ enum CommandTable {
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
                 monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, allowUnconnected,
-                label, help, versionOption,
+                label, loudnessMode, meterOption,
+                OptionSpec(
+                    "report",
+                    help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
+                        + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
+                        + "--json prints it) beside it"),
+                help, versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
@@ -219,8 +240,7 @@ enum CommandTable {
                 """,
             options: [
                 port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, allowUnconnected, label,
-                help,
-                versionOption,
+                loudnessMode, meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -240,7 +260,8 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, quality, bitrateMode, force, channels, denoise, duration, json, name, label, help,
+                format, bits, quality, bitrateMode, force, channels, denoise, loudnessMode, meterOption, duration,
+                json, name, label, help,
                 versionOption,
             ],
             refusals: [
@@ -406,6 +427,41 @@ enum CommandTable {
                     meaning: "usage error or unusable IN (not two channels, unreadable, an unsupported rate); "
                         + "nothing was created"),
                 .init(code: .fileError, meaning: "OUT could not be written"),
+            ])
+    }
+
+    static var report: CommandSpec {
+        CommandSpec(
+            name: .report, summary: "loudness, true peak, levels, clips and noise floor of sound files, and a picture",
+            positionals: [PositionalSpec(name: "FILE...", kind: .file, help: "the files to report on")],
+            about: """
+                For each FILE (any format libsndfile reads), per channel: sample peak, true
+                peak (dBTP), RMS, DC offset, clips (runs of full-scale samples), a noise-floor
+                estimate (the 10th percentile of 50 ms RMS blocks); per loudness programme
+                (see --loudness-mode): integrated loudness (EBU R128, LUFS), loudness range
+                (LU), true peak; and the correlation of channels 1 and 2. The numbers are the
+                ones a live take's summary gives (the same analysis, libebur128 for loudness).
+
+                --svg draws the take: per channel the peak and RMS envelopes on a dB axis,
+                short-term loudness, clips and, when FILE.json (a sidecar of markers, see
+                docs/json.md) exists, its drops, server gaps and marks along the time axis.
+                The picture is written whole or not at all.
+                """,
+            options: [
+                OptionSpec("json", help: "print one JSON object per file (docs/json.md) instead of text"),
+                OptionSpec(
+                    "svg", "OUT.svg", kind: .file,
+                    help: "also draw the take into OUT.svg (one FILE only); replaced if it exists"),
+                loudnessMode, help, versionOption,
+            ],
+            refusals: [], notes: nil,
+            exitCodes: [
+                .init(code: .ok, meaning: "reported"),
+                .init(
+                    code: .usage,
+                    meaning: "usage error, or a FILE that is not audio, holds no frames or holds NaN or ±∞ "
+                        + "samples (nothing was printed or written)"),
+                .init(code: .fileError, meaning: "OUT.svg could not be written (nothing was left half-written)"),
             ])
     }
 

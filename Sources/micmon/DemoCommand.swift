@@ -39,6 +39,8 @@ enum DemoCommand {
         configuration.durationSeconds = invocation.durationSeconds
         configuration.denoises = invocation.denoises
         configuration.recordedChannels = invocation.recordedChannels
+        configuration.loudnessMode = invocation.loudnessMode
+        configuration.meterType = invocation.meterType
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
         }

@@ -142,6 +142,19 @@ final class MeterOutput {
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
         }
+        if let loudness = session.loudnessReadings() {
+            statusWithReduction.loudness = LoudnessDisplay(
+                programmes: loudness.programmes.map { p in
+                    LoudnessDisplay.Programme(
+                        name: p.name, momentaryLUFS: p.momentaryLUFS, shortTermLUFS: p.shortTermLUFS,
+                        integratedLUFS: p.integratedLUFS, loudnessRangeLU: p.loudnessRangeLU,
+                        truePeakDBTP: p.truePeakDBTP)
+                }, correlation: loudness.correlation)
+        }
+        if session.meterType != .peak {
+            statusWithReduction.ballistics = BallisticsDisplay(
+                type: session.meterType, names: session.recordedChannelNames, meters: session.ballisticReadings())
+        }
         return (channels, statusWithReduction)
     }
 }

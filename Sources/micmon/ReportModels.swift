@@ -100,5 +100,12 @@ extension SessionSummary {
         missedGaps = summary.missedGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         timelineJitter = summary.timelineJitter
         xrunCallbacks = summary.xrunCallbacks
+        analysis = summary.analysis
+        analysisFramesMissed = summary.analysisFramesMissed
+        if summary.meterType != .peak {
+            ballistics = BallisticsDisplay(
+                type: summary.meterType, names: summary.analysis?.channels.map(\.name) ?? summary.channelNames,
+                meters: summary.ballisticReadings)
+        }
     }
 }

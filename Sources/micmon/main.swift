@@ -24,6 +24,8 @@ do {
         exitCode = PlayCommand.run(options)
     case .denoise(let options):
         exitCode = DenoiseCommand.run(options)
+    case .report(let options):
+        exitCode = ReportCommand.run(options)
     case .completions(let shell):
         Console.out(CompletionScript.script(for: shell))
         exitCode = .ok

@@ -255,3 +255,20 @@ struct OfflineDriverTests {
         #expect(!stalled.memoryForTests.awaitStop(timeout: 0))
     }
 }
+
+/// The analysis ring receives exactly the take: copied from the capture ring's slots when
+/// recording (the two rings wrapping at different places), interleaved afresh when metering.
+@Suite struct AnalysisRingTests {
+    @Test(arguments: [(256, 1000, 777), (64, 8192, 8192), (100, 333, 1000)])
+    func analysisRingHoldsTheTake(block: Int, ringFrames: Int, analysisFrames: Int) {
+        var options = OfflineCapture.Options()
+        options.blockFrames = block
+        options.ringFrames = ringFrames
+        options.analysisRingFrames = analysisFrames
+        let capture = try! OfflineCapture(options)
+        let input: [Float] = (0 ..< (2 * 48000)).map { Float($0 % 4099) / 4099 - 0.5 }
+        capture.process(interleaved: input)
+        #expect(capture.take == input)
+        #expect(capture.analysisTake == input)
+    }
+}

@@ -16,6 +16,7 @@ private func required(_ name: CommandName) -> [String] {
     switch name {
     case .record, .play: return ["take.wav"]
     case .denoise: return ["in.wav", "out.wav"]
+    case .report: return ["take.wav"]
     case .completions: return ["bash"]
     case .meter, .monitor, .latency, .demo, .manual, .ports: return []
     }
@@ -51,8 +52,11 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (.demo, "bitrate-mode"): return ("vbr", ["--record", "demo.mp3"])
     case (_, "bitrate-mode"): return ("vbr", ["--format", "mp3"])
     case (_, "label"): return ("primary,reference", [])
+    case (_, "loudness-mode"): return ("stereo", [])
+    case (_, "meter"): return ("ppm2a", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
-    case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _),
+    case (_, "svg"): return ("take.svg", [])
+    case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])
     }
@@ -319,7 +323,7 @@ struct CommandLineParseTests {
         // commands and options
         BadParse(
             ["recrod", "x.wav"],
-            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, completions, manual; see micmon --help)"
+            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, report, completions, manual; see micmon --help)"
         ),
         BadParse(["meter", "--bogus"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "--bogus=1"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
@@ -419,6 +423,12 @@ struct CommandLineParseTests {
             "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"),
         BadParse(["record", "x.wav", "--bits", "12"], "unknown --bits '12' (16, 24, 32, float)"),
         BadParse(
+            ["record", "x.wav", "--meter", "ppm3"],
+            "unknown --meter 'ppm3' (peak, ppm1, ppm2a, ppm2b, vu, k12, k14, k20)"),
+        BadParse(
+            ["meter", "--loudness-mode", "surround"],
+            "unknown --loudness-mode 'surround' (per-channel, dual-mono, stereo)"),
+        BadParse(
             ["record", "take.flac", "--bits", "float"],
             "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),
         BadParse(
@@ -490,6 +500,7 @@ struct CommandLineParseTests {
         switch item.command {
         case .record, .play: words.append("take.wav")
         case .denoise: words += ["in.wav", "out.wav"]
+        case .report: words.append("take.wav")
         default: break
         }
         if item.command == .record && item.option.long == "gain" { words.append("--monitor") }
