@@ -59,12 +59,23 @@ public final class PrivateJackServer: @unchecked Sendable {
             arguments = [setpriv, "--pdeathsig", "TERM"] + arguments
         }
         pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
+        // The probe is `jack_lsp`, another process: a client of a second server opened and closed
+        // inside a process that has clients of another (a test process, the bench) can crash
+        // jack2's libjack 1.9.21, whose globals are shared by every client of the process.
+        let lister = Child.findExecutable("jack_lsp")
         let answered = waitPolling(
             timeout: timeout, interval: 0.05,
             until: {
-                guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
-                probe.close()
-                return true
+                guard let lister else {
+                    guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
+                    probe.close()
+                    return true
+                }
+                guard
+                    case .success(let probe) = spawnChild(
+                        [lister, "-s", name], stdout: "/dev/null", stderr: "/dev/null")
+                else { return false }
+                return Child.wait(probe) == .exited(0)
             }, givingUpIf: { !isRunning })
         if answered { return }
         let text = readText(logPath)
