@@ -251,7 +251,8 @@ public final class CaptureSession {
         }
         routeWatch = RouteWatch(
             client: core.client, ports: ports, sources: sources,
-            changes: core.memory.routeChangeRing.consumer)
+            changes: core.memory.routeChangeRing.consumer,
+            requests: configuration.sourcePorts, outputs: catalog.outputs)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
@@ -322,6 +323,8 @@ public final class CaptureSession {
     public var serverIsGone: Bool { core.memory.serverIsGone }
     public var sampleRateChanged: Bool { core.memory.sampleRateChanged }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
+    /// The cycle counter and server state for a watchdog thread; valid while this session lives.
+    public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
 
     /// Ends the take: the realtime side stops queueing, the writer drains and finalizes the
     /// file, and the counters are summed up. The client stays open until `close()`, so a JACK

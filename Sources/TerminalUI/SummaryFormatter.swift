@@ -32,6 +32,12 @@ public enum SummaryFormatter {
         lines.append(
             "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
                 + "\(s.frames) frames at \(s.sampleRate) Hz")
+        if s.framesMissing > 0 {
+            lines.append(
+                "  missing:   \(s.framesMissing) frames ("
+                    + TextFormat.fixed(seconds(s.framesMissing, s.sampleRate), decimals: 3)
+                    + " s) of the duration asked for: the graph stopped calling micmon")
+        }
         lines.append(
             "  " + TextFormat.padRight("channel", nameWidth)
                 + "  max peak dBFS  mean RMS dBFS     clips")
@@ -130,6 +136,7 @@ public enum SummaryFormatter {
         object.integer("frames_skipped_by_server", s.framesSkippedByServer)
         object.objects("server_gaps", gapList(s.serverGaps))
         if let partial = s.partialPath { object.string("partial", partial) }
+        if s.framesMissing > 0 { object.integer("frames_missing", s.framesMissing) }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

@@ -39,7 +39,7 @@ enum CaptureCommand {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json)
+            let code = run(configuration, json: json, waitsForCycles: true)
             guard code == .serverUnavailable, StopSignals.received == 0 else { return code }
             let server = configuration.serverName ?? JackClient.defaultServerName
             Console.error("micmon: " + Messages.waitingForServer(server))
@@ -94,7 +94,11 @@ enum CaptureCommand {
         return path + "-\(take)"
     }
 
-    static func run(_ configuration: CaptureConfiguration, json: Bool) -> ExitCode {
+    /// Runs one take. The wall-clock watchdog watches its cycles: when the graph stops calling
+    /// micmon, the take ends at once with exit 76, unless `waitsForCycles` (`--wait-server`):
+    /// then it waits for the cycles, and a `--duration` take still ends when that much wall-clock
+    /// time has passed (holding what was delivered; the summary says how much is missing).
+    static func run(_ configuration: CaptureConfiguration, json: Bool, waitsForCycles: Bool = false) -> ExitCode {
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
@@ -113,9 +117,28 @@ enum CaptureCommand {
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path)
         let stopReason: StopReason
+        let watchdog = WallClockWatchdog(probe: session.cycleProbe)
+        watchdog.start()
+        let began = MonotonicClock.seconds()
+        var stallBegan: Double?
+        var endedWhileStalled = false
         while true {
             StopSignals.sleep(seconds: output.pollInterval)
             session.drainTimings()
+            if watchdog.isStalled && stallBegan == nil {
+                let without = watchdog.secondsSinceLastCycle()
+                stallBegan = MonotonicClock.seconds() - without
+                output.report(
+                    CycleStallEvent(
+                        kind: .cyclesStopped, seconds: Double(session.framesTaken) / Double(session.sampleRate),
+                        secondsWithoutCycle: without), waits: waitsForCycles)
+            } else if !watchdog.isStalled, let since = stallBegan {
+                stallBegan = nil
+                output.report(
+                    CycleStallEvent(
+                        kind: .cyclesResumed, seconds: Double(session.framesTaken) / Double(session.sampleRate),
+                        secondsWithoutCycle: MonotonicClock.seconds() - since), waits: waitsForCycles)
+            }
             for change in session.pollRoute() { output.report(change) }
             output.update(session)
             if StopSignals.received != 0 {
@@ -138,11 +161,35 @@ enum CaptureCommand {
                 stopReason = .fileFailed
                 break
             }
+            if stallBegan != nil && !waitsForCycles {
+                stopReason = .cyclesStopped
+                endedWhileStalled = true
+                break
+            }
+            if stallBegan != nil, let duration = configuration.durationSeconds,
+                MonotonicClock.seconds() - began >= duration
+            {
+                stopReason = .durationReached
+                endedWhileStalled = true
+                break
+            }
         }
+        watchdog.stop()
         let summary = session.stop()
         output.finish(session)
-        output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
-        let code = exitCode(for: summary, server: session.client.serverName)
+        var framesMissing: UInt64 = 0
+        if endedWhileStalled, let duration = configuration.durationSeconds {
+            let asked = UInt64((duration * Double(session.sampleRate)).rounded())
+            framesMissing = asked > summary.framesTaken ? asked - summary.framesTaken : 0
+        }
+        output.printSummary(
+            summary, reason: stopReason, path: configuration.recording?.path, framesMissing: framesMissing)
+        var code = exitCode(for: summary, server: session.client.serverName)
+        if endedWhileStalled && (code == .ok || code == .framesDropped) {
+            Console.error(
+                "micmon: " + Messages.cyclesStopped(server: session.client.serverName, stalls: watchdog.stallCount))
+            code = .cyclesStopped
+        }
         Watchdog.run(within: 10, exitCode: code, what: "closing the JACK client") { session.close() }
         return code
     }

@@ -56,7 +56,8 @@ enum CommandTable {
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
             + "(record: into FILE numbered before its extension: rec.wav, then rec-2.wav, rec-3.wav, ...); a "
-            + "lost server is then not an error")
+            + "lost server is then not an error; when the graph stops calling micmon (no process cycle for 2 s), "
+            + "wait for its cycles instead of ending with exit 76")
     static var denoise: OptionSpec {
         OptionSpec(
             "denoise",
@@ -111,6 +112,10 @@ enum CommandTable {
         .init(code: .software, meaning: "internal error"),
         .init(code: .fileError, meaning: "the file could not be written (finalized up to the fault)"),
         .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
+        .init(
+            code: .cyclesStopped,
+            meaning: "meter, record, monitor: no process cycle for 2 s while the server still answered (a dead "
+                + "client upstream; the take is finalized)"),
     ]
     static let textExitCodes: [ExitCodeSpec] = [
         .init(code: .ok, meaning: "printed"),

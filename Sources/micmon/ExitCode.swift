@@ -12,4 +12,9 @@ enum ExitCode: Int32 {
     case fileError = 74
     /// The session completed but frames were dropped (listed in the summary; silence in the file).
     case framesDropped = 75
+    /// The graph stopped calling micmon (no process cycle for `WallClockWatchdog.stallSeconds`)
+    /// while the server still answered; the take is finalized with what was delivered. 76 is
+    /// sysexits' EX_PROTOCOL, the next one free: the server broke JACK's contract (it runs, but
+    /// not micmon's cycles), which neither "server went away" (69) nor "dropped" (75) says.
+    case cyclesStopped = 76
 }
