@@ -273,6 +273,14 @@ public final class CaptureSession {
             for (port, destination) in zip(monitorPorts, monitorDestinations) {
                 try client.connect(source: port.fullName, destination: destination)
             }
+            // A connection reaches the graph the realtime thread runs at a later cycle switch;
+            // on a netjack2 master one input's came a period after another's, so the take
+            // began with a period of silence on it. Arm once the graph shows every source
+            // connected (bounded: a server that runs no cycle must not hold up the start).
+            let wanted = zip(sourcePorts, ports).filter { !$0.0.isEmpty }
+            _ = waitPolling(
+                timeout: 1, interval: 0.002,
+                until: { wanted.allSatisfy { client.connections(of: $0.1).contains($0.0) } })
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
