@@ -56,7 +56,7 @@ enum CommandTable {
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
             + "(record: into FILE numbered before its extension: rec.wav, then rec-2.wav, rec-3.wav, ...); a "
-            + "lost server is then not an error; when the graph stops calling micmon (no process cycle for 2 s), "
+            + "lost server is then not an error; when the graph stops calling micmon (no process cycle for 4 s), "
             + "wait for its cycles instead of ending with exit 76")
     static var denoise: OptionSpec {
         OptionSpec(
@@ -114,7 +114,7 @@ enum CommandTable {
         .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
         .init(
             code: .cyclesStopped,
-            meaning: "meter, record, monitor: no process cycle for 2 s while the server still answered (a dead "
+            meaning: "meter, record, monitor: no process cycle for 4 s while the server still answered (a dead "
                 + "client upstream; the take is finalized)"),
     ]
     static let textExitCodes: [ExitCodeSpec] = [

@@ -12,11 +12,12 @@ import Synchronization
 /// publishes through atomics; the main thread reads `isStalled`, `stallCount` and
 /// `secondsSinceLastCycle()`.
 final class WallClockWatchdog: Sendable {
-    /// No process cycle for this long while the server still answers is a stall. JACK's own
-    /// client timeout is 500 ms by default (jackd -t) and a netjack2 master drops a slave it has
-    /// not heard from within about a second; 2 s is past both, so a server that is merely slow,
-    /// or busy removing a dead client, is not reported, and a real stall is still seen at once.
-    static let stallSeconds = 2.0
+    /// No process cycle for this long while the server still answers is a stall. Past what a
+    /// healthy graph pauses for: JACK's client timeout (jackd -t, 500 ms by default), and a
+    /// netjack2 master removing a slave that left, which stops its graph for about 2.1 s
+    /// (docs/platforms.md); short enough that a graph that will never call micmon again is
+    /// reported within seconds, not after the take (measured: a 12-minute hang before).
+    static let stallSeconds = 4.0
 
     private let probe: CycleProbe
     private let limitNanoseconds: UInt64

@@ -107,7 +107,7 @@ extension JackIntegrationTests {
             let seconds = 14
             let child = try MicmonProcess([
                 "record", path, "-s", pair.masterName, "-n", "nj-rec", "-p", "mics*:from_slave_*", "--duration",
-                String(seconds), "--json", "--wait-server",
+                String(seconds), "--json",
             ])
             #expect(child.waitUntilRecorded(seconds: 2.5), "micmon did not record 2.5 s: \(child.stderrSoFar)")
             // The slave vanishes and a new one starts at once: the master still has the dead

@@ -125,8 +125,14 @@ final class NetJackPair: @unchecked Sendable {
                 joinSeconds.append(Date().timeIntervalSince(began))
                 return joined
             }
-            failedJoins += 1
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if text.contains("Too many servers already active") {
+                // Not a failed join: no retry helps until another server on the machine stops.
+                stopSlave()
+                throw MissingRequirement(
+                    description: "jackd's server registry in /dev/shm is full (8 servers): the slave cannot start")
+            }
+            failedJoins += 1
             print("netjack2: join attempt \(attempt) failed: \(text.suffix(400))")
             stopSlave()
         }
