@@ -58,8 +58,9 @@ final class NetJackPair: @unchecked Sendable {
         masterAddress = up.output.trimmingCharacters(in: .whitespacesAndNewlines)
         let began = Date()
         do {
-            // A master that does not answer within 10 s is stopped and started once more (seen
-            // once here, while other servers were starting and stopping on the machine).
+            // A master that does not answer within 20 s is stopped and started once more. A start
+            // was seen to hang before jackd printed anything past its banner, while other servers
+            // came and went on the machine (jackd takes a lock on its server registry first).
             for attempt in 1 ... 2 {
                 let child = try ChildProcess(
                     [
@@ -67,8 +68,9 @@ final class NetJackPair: @unchecked Sendable {
                         String(sampleRate), "-p", String(periodFrames), "-C", "2", "-P", "2",
                     ], stdout: folder + "/master.log", stderr: folder + "/master.log")
                 master = child
-                if try Tool.run(["jack_wait", "-s", masterName, "-w", "-t", "10"]).status == 0 { break }
-                let said = log("master")
+                if try Tool.run(["jack_wait", "-s", masterName, "-w", "-t", "20"]).status == 0 { break }
+                let semaphores = (try? Tool.run(["ipcs", "-s", "-i", "0"]))?.output ?? ""
+                let said = log("master") + " / jack's registry lock: " + semaphores.suffix(120)
                 child.signal(SIGTERM)
                 child.wait(timeout: 5)
                 master = nil
