@@ -100,7 +100,8 @@ public enum SummaryFormatter {
     ///
     /// `non_finite_replaced` counts the NaN and ±∞ samples monitoring sent to JACK as 0.
     /// `partial` (the crash-safe intermediate's path) follows when the take was recorded
-    /// through one and it was kept; `callback_us` follows, when the callback's timing was measured.
+    /// through one and it was kept; `frames_missing` when a `--duration` take ended while no
+    /// process cycle came; `callback_us` follows, when the callback's timing was measured.
     public static func json(_ s: SessionSummary) -> String {
         let channels = s.channels.map { c in
             var channel = JSONObject()
