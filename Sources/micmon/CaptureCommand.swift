@@ -121,12 +121,16 @@ enum CaptureCommand {
         watchdog.start()
         let began = MonotonicClock.seconds()
         var stallBegan: Double?
+        var stallsReported: UInt64 = 0
         var endedWhileStalled = false
         while true {
             StopSignals.sleep(seconds: output.pollInterval)
             session.drainTimings()
-            if watchdog.isStalled && stallBegan == nil {
-                let without = watchdog.secondsSinceLastCycle()
+            // By the count, so a stall that ended between two looks is reported too.
+            if watchdog.stallCount > stallsReported && stallBegan == nil {
+                stallsReported = watchdog.stallCount
+                let without =
+                    watchdog.isStalled ? watchdog.secondsSinceLastCycle() : WallClockWatchdog.stallSeconds
                 stallBegan = MonotonicClock.seconds() - without
                 output.report(
                     CycleStallEvent(
