@@ -20,15 +20,15 @@ extension JackIntegrationTests {
 
             init(_ tag: String) throws {
                 name = "micmon-stall-\(tag)-\(getpid())"
-                // A server that does not answer within 10 s is stopped and started once more: a
-                // start was seen to hang here while other servers came and went on the machine.
+                // A server that does not answer within 20 s is stopped and started once more; one
+                // that ends at once (jackd's 8-server registry in /dev/shm is full) fails the test.
                 var started: ChildProcess?
                 let log = TestEnvironment.scratchFolder("stall-jackd") + "/jackd.log"
                 for _ in 1 ... 2 where started == nil {
                     let child = try ChildProcess(
                         ["jackd", "-n", name, "-S", "-d", "dummy", "-r", "48000", "-p", "256"], stdout: log, stderr: log
                     )
-                    if Shell.run("jack_wait", "-s", name, "-w", "-t", "10") == 0 {
+                    if NetJackPair.waitForServer(name, child) {
                         started = child
                     } else {
                         child.signal(SIGTERM)
