@@ -112,8 +112,9 @@ extension JackIntegrationTests {
             #expect(child.waitUntilRecorded(seconds: 2.5), "micmon did not record 2.5 s: \(child.stderrSoFar)")
             // The slave vanishes and a new one starts at once: the master still has the dead
             // client 'mics' while the new slave joins, so netjack2 names the new one mics-01.
+            let existing = Set(pair.slaveClientsOnMaster())
             pair.stopSlave(signal: SIGKILL)
-            let second = try pair.startSlave(name: "mics")
+            let second = try pair.startSlave(name: "mics", existing: existing)
             #expect(second != "mics", "the rejoining slave kept its name, so nothing was renamed")
             player.signal(SIGTERM)
             _ = player.wait(timeout: 10)

@@ -96,8 +96,14 @@ final class NetJackPair: @unchecked Sendable {
     /// Waits up to 20 s until server `name` answers; false at once when `jackd` ends first.
     static func waitForServer(_ name: String, _ jackd: ChildProcess) -> Bool {
         TestEnvironment.waitUntil(timeout: 20) {
-            !jackd.isRunning || (try? Tool.run(["jack_wait", "-s", name, "-c"]))?.status == 0
+            !jackd.isRunning || answers(name)
         } && jackd.isRunning
+    }
+
+    /// Whether server `name` answers now (`jack_wait -c` says "running"; it exits 0 either way).
+    static func answers(_ name: String) -> Bool {
+        guard let checked = try? Tool.run(["jack_wait", "-s", name, "-c"]) else { return false }
+        return checked.output.split(separator: "\n").contains("running")
     }
 
     /// The clients on the master that have `from_slave_1` (the slaves joined), in jack_lsp's order.
@@ -108,16 +114,24 @@ final class NetJackPair: @unchecked Sendable {
         }
     }
 
-    /// Starts a slave named `name` (netjack2's -n) and waits until the master shows a client for
-    /// it that was not there before (netjack2 names it `name`, or `name-01` … when a client of
-    /// that name is still there). A join that fails (the slave ends, says "already deallocated",
-    /// or nothing shows within 10 s) is retried, up to 3 attempts. Returns the client's name on
-    /// the master.
+    /// Starts a slave named `name` (netjack2's -n) and waits until the master has taken it on
+    /// (its log says `New NetMaster started` once more) and shows its client: one that was not
+    /// among `existing` (the clients before; netjack2 names the new one `name-01` … while a
+    /// client of that name is still there), else `name` itself (the old one was gone first). A
+    /// join that fails (the slave ends, says "already deallocated", or nothing shows within 10 s)
+    /// is retried, up to 3 attempts. Returns the client's name on the master.
     @discardableResult
-    func startSlave(name: String = "mics") throws -> String {
-        let before = Set(slaveClientsOnMaster())
+    func startSlave(name: String = "mics", existing: Set<String>? = nil) throws -> String {
+        let before = existing ?? Set(slaveClientsOnMaster())
         for attempt in 1 ... 3 {
             let began = Date()
+            let masterLog = folder + "/master.log"
+            func netMasters() -> Int {
+                ((try? String(contentsOfFile: masterLog, encoding: .utf8)) ?? "").components(
+                    separatedBy: "New NetMaster started"
+                ).count - 1
+            }
+            let started = netMasters()
             let logPath = folder + "/slave-\(joinSeconds.count + failedJoins + 1).log"
             let child = try ChildProcess(
                 [
@@ -127,12 +141,15 @@ final class NetJackPair: @unchecked Sendable {
             slave = child
             var joined: String?
             _ = TestEnvironment.waitUntil(timeout: 10) {
-                joined = slaveClientsOnMaster().first { !before.contains($0) && $0.hasPrefix(name) }
+                if netMasters() > started {
+                    let clients = slaveClientsOnMaster().filter { $0.hasPrefix(name) }
+                    joined = clients.first { !before.contains($0) } ?? (clients.contains(name) ? name : nil)
+                }
                 let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
                 return joined != nil || !child.isRunning || text.contains("already deallocated")
             }
             // The slave's own server must answer too (its system ports carry the network).
-            if let joined, (try? Tool.run(["jack_wait", "-s", slaveName, "-c"]))?.status == 0 {
+            if let joined, Self.answers(slaveName) {
                 joinSeconds.append(Date().timeIntervalSince(began))
                 return joined
             }
