@@ -345,7 +345,8 @@ public final class CaptureSession {
         }
         routeWatch = RouteWatch(
             client: core.client, ports: ports, sources: sources,
-            changes: core.memory.routeChangeRing.consumer)
+            changes: core.memory.routeChangeRing.consumer,
+            requests: configuration.sourcePorts, outputs: catalog.outputs)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
@@ -371,6 +372,14 @@ public final class CaptureSession {
             for (port, destination) in zip(monitorPorts, monitorDestinations) {
                 try client.connect(source: port.fullName, destination: destination)
             }
+            // A connection reaches the graph the realtime thread runs at a later cycle switch;
+            // on a netjack2 master one input's came a period after another's, so the take
+            // began with a period of silence on it. Arm once the graph shows every source
+            // connected (bounded: a server that runs no cycle must not hold up the start).
+            let wanted = zip(sourcePorts, ports).filter { !$0.0.isEmpty }
+            _ = waitPolling(
+                timeout: 1, interval: 0.002,
+                until: { wanted.allSatisfy { client.connections(of: $0.1).contains($0.0) } })
             if JackClient.isPipeWire { awaitLiveLinks() }
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
@@ -471,6 +480,8 @@ public final class CaptureSession {
     /// The rate the server changed to, once `sampleRateChanged` (0 before).
     public var changedSampleRate: Int { core.memory.changedSampleRate }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
+    /// The cycle counter and server state for a watchdog thread; valid while this session lives.
+    public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
 
     /// Ends the take: the realtime side stops queueing, the writer drains and finalizes the
     /// file, and the counters are summed up. The client stays open until `close()`, so a JACK

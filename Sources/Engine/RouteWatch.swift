@@ -1,5 +1,8 @@
 // Where each capture input's signal comes from, kept connected: the main thread's side of the
-// route-change notes JACK's notification thread queues (SessionCallbacks.swift). Main thread.
+// route-change notes JACK's notification thread queues (SessionCallbacks.swift). An input whose
+// source went away is matched again against its `-p` pattern on every change, so a client that
+// comes back under another name (netjack2 renames a rejoining slave: mics, then mics-01) is
+// reconnected. Main thread.
 
 import Jack
 import Realtime
@@ -11,13 +14,17 @@ public struct RouteChange: Equatable, Sendable {
         case sourceGone = "source_gone"
         /// The source came back and micmon reconnected it.
         case sourceBack = "source_back"
+        /// The input's pattern now matches another port (its source went away and a port of
+        /// another name matches): micmon connected that one.
+        case sourceMatched = "source_matched"
         /// Someone else connected or disconnected this input.
         case connectionsChanged = "connections_changed"
     }
     public let kind: Kind
     /// The input (e.g. "in_1").
     public let input: String
-    /// The requested source (sourceGone, sourceBack) or the input's connections now.
+    /// The requested source (sourceGone, sourceBack), the newly matched one (sourceMatched) or
+    /// the input's connections now.
     public let ports: [String]
     /// Seconds into the take when it was seen.
     public let takeSeconds: Double
@@ -31,20 +38,58 @@ final class RouteWatch {
     private let changes: SPSCRing<UInt64>.Consumer
     private let client: JackClient
     private let ports: [JackPort]
-    private let sources: [String]
+    /// The source each input follows: resolved at start, replaced when its pattern matches
+    /// another port after the source went away.
+    private var sources: [String]
+    /// The `-p` request each input's source was chosen by (an index into `requests`), nil for an
+    /// input with no request (the default ports, or none).
+    private let requestOfInput: [Int?]
+    private let requests: [String]
     private var wasConnected: [Bool]
     private var knownConnections: [[String]]
     private var lastCheck: UInt64 = 0
     private(set) var isConnected: [Bool]
 
-    init(client: JackClient, ports: [JackPort], sources: [String], changes: SPSCRing<UInt64>.Consumer) {
+    /// `requests` are the `-p` requests `sources` were resolved from among `outputs` (the
+    /// server's output ports then); empty when the default ports were taken.
+    init(
+        client: JackClient, ports: [JackPort], sources: [String], changes: SPSCRing<UInt64>.Consumer,
+        requests: [String] = [], outputs: [String] = []
+    ) {
         self.changes = changes
         self.client = client
         self.ports = ports
         self.sources = sources
+        self.requests = requests
+        // The resolver gives a port to the first request (in order) that names it.
+        requestOfInput = sources.map { source in
+            source.isEmpty ? nil : requests.firstIndex { PortSelection.matches($0, among: outputs).contains(source) }
+        }
         wasConnected = sources.map { !$0.isEmpty }
         isConnected = wasConnected
         knownConnections = sources.map { $0.isEmpty ? [] : [$0] }
+    }
+
+    /// For each input whose source is gone and whose request is a pattern, the first port the
+    /// pattern matches now that no other input follows (in libjack's order, so in_1, in_2 of
+    /// `-p 'mics*:from_slave_*'` take from_slave_1, from_slave_2 of the renamed client).
+    /// Ports of micmon's own client never match. Returns the inputs that got a new source.
+    private func matchAgain() -> [Int] {
+        let gone = sources.indices.filter { !sources[$0].isEmpty && !client.portExists(sources[$0]) }
+        guard !gone.isEmpty else { return [] }
+        let own = client.name + ":"
+        let outputs = client.portNames(direction: .output).filter { !$0.hasPrefix(own) }
+        var changed: [Int] = []
+        for index in gone {
+            guard let request = requestOfInput[index], PortSelection.isPattern(requests[request]) else { continue }
+            let followed = Set(sources.indices.filter { $0 != index }.map { sources[$0] })
+            let candidate = PortSelection.matches(requests[request], among: outputs).first { !followed.contains($0) }
+            if let candidate, candidate != sources[index] {
+                sources[index] = candidate
+                changed.append(index)
+            }
+        }
+        return changed
     }
 
     /// Looks again when JACK reported a change, or once a second (servers such as PipeWire's
@@ -58,6 +103,7 @@ final class RouteWatch {
         var found: [RouteChange] = []
         var needsAnotherLook = false
         defer { if needsAnotherLook { lastCheck = 0 } }
+        let rematched = Set(matchAgain())
         for (index, port) in ports.enumerated() {
             let source = sources[index]
             var connections = client.connections(of: port)
@@ -66,7 +112,11 @@ final class RouteWatch {
                 if (try? client.connect(source: source, destination: port.fullName)) != nil {
                     connections = client.connections(of: port)
                     connected = true
-                    if !wasConnected[index] {
+                    if rematched.contains(index) {
+                        found.append(
+                            RouteChange(
+                                kind: .sourceMatched, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
+                    } else if !wasConnected[index] {
                         found.append(
                             RouteChange(
                                 kind: .sourceBack, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
@@ -81,7 +131,9 @@ final class RouteWatch {
             if wasConnected[index] && !connected && !client.portExists(source) {
                 found.append(
                     RouteChange(kind: .sourceGone, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
-            } else if connections.sorted() != knownConnections[index].sorted() && !(connected && !wasConnected[index]) {
+            } else if connections.sorted() != knownConnections[index].sorted() && !(connected && !wasConnected[index])
+                && !rematched.contains(index)
+            {
                 found.append(
                     RouteChange(
                         kind: .connectionsChanged, input: port.shortName, ports: connections, takeSeconds: takeSeconds))

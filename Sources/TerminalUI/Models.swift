@@ -194,6 +194,9 @@ public struct SessionSummary: Sendable, Equatable {
     public var partialPath: String?
     /// NaN and ±∞ samples monitoring sent to JACK as 0 (never as themselves).
     public var nonFiniteReplaced: UInt64 = 0
+    /// Frames of a `--duration` take the server never delivered: the take ended on the wall
+    /// clock while the graph was not calling micmon (the wall-clock watchdog).
+    public var framesMissing: UInt64 = 0
     /// Why the session ended.
     public var exitReason: StopReason
     /// Callback timing, when it was measured.

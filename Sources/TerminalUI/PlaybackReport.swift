@@ -73,6 +73,9 @@ public struct InputRouteChange: Sendable, Equatable {
         case sourceGone = "source_gone"
         /// The source came back and micmon reconnected it.
         case sourceBack = "source_back"
+        /// The source had gone and the input's pattern matched a port of another name (a client
+        /// back under a new name); micmon connected it.
+        case sourceMatched = "source_matched"
         /// Someone else connected or disconnected this input.
         case connectionsChanged = "connections_changed"
     }
@@ -101,6 +104,7 @@ public struct InputRouteChange: Sendable, Equatable {
         switch kind {
         case .sourceGone: what = "\(input): source \(ports.joined()) went away; reading silence until it returns"
         case .sourceBack: what = "\(input): source \(ports.joined()) is back; reconnected"
+        case .sourceMatched: what = "\(input): its pattern now matches \(ports.joined()); connected"
         case .connectionsChanged:
             what =
                 "\(input): connections changed by another client; now "

@@ -22,6 +22,8 @@ public enum StopReason: Sendable, Equatable {
     case serverStalled
     /// `play`: the file could not be read on; the reader's reason.
     case readFailed(String)
+    /// Capture: no process cycle for the watchdog's limit while the server still answered.
+    case cyclesStopped
 
     /// The reason as the summaries print it.
     public var text: String {
@@ -37,6 +39,7 @@ public enum StopReason: Sendable, Equatable {
         case .routeLost: return "route lost"
         case .serverStalled: return "the server stopped running process cycles"
         case .readFailed(let reason): return reason
+        case .cyclesStopped: return "the graph stopped calling micmon (no process cycle while the server answered)"
         }
     }
 }

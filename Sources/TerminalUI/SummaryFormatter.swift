@@ -35,6 +35,12 @@ public enum SummaryFormatter {
         lines.append(
             "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
                 + "\(s.frames) frames at \(s.sampleRate) Hz")
+        if s.framesMissing > 0 {
+            lines.append(
+                "  missing:   \(s.framesMissing) frames ("
+                    + TextFormat.fixed(seconds(s.framesMissing, s.sampleRate), decimals: 3)
+                    + " s) of the duration asked for: the graph stopped calling micmon")
+        }
         lines.append(
             "  " + TextFormat.padRight("channel", nameWidth)
                 + "  max peak dBFS  mean RMS dBFS     clips")
@@ -124,7 +130,8 @@ public enum SummaryFormatter {
     /// gaps, placed in `missed_gaps`) are frames the server ran without micmon, included in
     /// `frames_dropped` when recording; `timeline_jitter` counts late counter reads that netted out.
     /// `partial` (the crash-safe intermediate's path) follows when the take was recorded
-    /// through one and it was kept; `callback_us` follows, when the callback's timing was measured.
+    /// through one and it was kept; `frames_missing` when a `--duration` take ended while no
+    /// process cycle came; `callback_us` follows, when the callback's timing was measured.
     public static func json(_ s: SessionSummary) -> String {
         let channels = s.channels.map { c in
             var channel = JSONObject()
@@ -170,6 +177,7 @@ public enum SummaryFormatter {
             object.integer("analysis_frames_missed", s.analysisFramesMissed)
         }
         if let ballistics = s.ballistics { object.object("ballistics", ballistics.json(includesNow: false)) }
+        if s.framesMissing > 0 { object.integer("frames_missing", s.framesMissing) }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

@@ -51,7 +51,7 @@ enum CaptureCommand {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json, labels: labels)
+            let code = run(configuration, json: json, labels: labels, waitsForCycles: true)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
             }
@@ -114,8 +114,14 @@ enum CaptureCommand {
         return path + "-\(take)"
     }
 
+    /// Runs one take. The wall-clock watchdog watches its cycles: when the graph stops calling
+    /// micmon, the take ends at once with exit 76, unless `waitsForCycles` (`--wait-server`):
+    /// then it waits for the cycles, and a `--duration` take still ends when that much wall-clock
+    /// time has passed (holding what was delivered; the summary says how much is missing).
     /// `labels`: `--label`, the screen's name for each input.
-    static func run(_ configuration: CaptureConfiguration, json: Bool, labels: [String?] = []) -> ExitCode {
+    static func run(
+        _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false
+    ) -> ExitCode {
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
@@ -138,9 +144,32 @@ enum CaptureCommand {
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
         let stopReason: StopReason
+        let watchdog = WallClockWatchdog(probe: session.cycleProbe)
+        watchdog.start()
+        let began = MonotonicClock.seconds()
+        var stallBegan: Double?
+        var stallsReported: UInt64 = 0
+        var endedWhileStalled = false
         while true {
             StopSignals.sleep(seconds: output.pollInterval)
             session.drainTimings()
+            // By the count, so a stall that ended between two looks is reported too.
+            if watchdog.stallCount > stallsReported && stallBegan == nil {
+                stallsReported = watchdog.stallCount
+                let without =
+                    watchdog.isStalled ? watchdog.secondsSinceLastCycle() : WallClockWatchdog.stallSeconds
+                stallBegan = MonotonicClock.seconds() - without
+                output.report(
+                    CycleStallEvent(
+                        kind: .cyclesStopped, seconds: Double(session.framesTaken) / Double(session.sampleRate),
+                        secondsWithoutCycle: without), waits: waitsForCycles)
+            } else if !watchdog.isStalled, let since = stallBegan {
+                stallBegan = nil
+                output.report(
+                    CycleStallEvent(
+                        kind: .cyclesResumed, seconds: Double(session.framesTaken) / Double(session.sampleRate),
+                        secondsWithoutCycle: MonotonicClock.seconds() - since), waits: waitsForCycles)
+            }
             for change in session.pollRoute() { output.report(change) }
             output.update(session)
             if StopSignals.received != 0 {
@@ -163,11 +192,35 @@ enum CaptureCommand {
                 stopReason = .fileFailed
                 break
             }
+            if stallBegan != nil && !waitsForCycles {
+                stopReason = .cyclesStopped
+                endedWhileStalled = true
+                break
+            }
+            if stallBegan != nil, let duration = configuration.durationSeconds,
+                MonotonicClock.seconds() - began >= duration
+            {
+                stopReason = .durationReached
+                endedWhileStalled = true
+                break
+            }
         }
+        watchdog.stop()
         let summary = session.stop()
         output.finish(session)
-        output.printSummary(summary, reason: stopReason, path: configuration.recording?.path)
+        var framesMissing: UInt64 = 0
+        if endedWhileStalled, let duration = configuration.durationSeconds {
+            let asked = UInt64((duration * Double(session.sampleRate)).rounded())
+            framesMissing = asked > summary.framesTaken ? asked - summary.framesTaken : 0
+        }
+        output.printSummary(
+            summary, reason: stopReason, path: configuration.recording?.path, framesMissing: framesMissing)
         var code = exitCode(for: summary, server: session.client.serverName)
+        if endedWhileStalled && (code == .ok || code == .framesDropped) {
+            Console.error(
+                "micmon: " + Messages.cyclesStopped(server: session.client.serverName, stalls: watchdog.stallCount))
+            code = .cyclesStopped
+        }
         // `record --report` keeps the envelopes for the picture: each take's report goes beside it.
         if configuration.keepsAnalysisEnvelope, let path = configuration.recording?.path,
             let analysis = summary.analysis,

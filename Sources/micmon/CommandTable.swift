@@ -62,7 +62,8 @@ enum CommandTable {
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
             + "(record: into FILE numbered before its extension: rec.wav, then rec-2.wav, rec-3.wav, ...); a "
-            + "lost server is then not an error")
+            + "lost server is then not an error; when the graph stops calling micmon (no process cycle for 4 s), "
+            + "wait for its cycles instead of ending with exit 76")
     static var denoise: OptionSpec {
         OptionSpec(
             "denoise",
@@ -151,6 +152,10 @@ enum CommandTable {
             code: .sampleRateChanged,
             meaning: "the server's rate changed; the take ends at the last frame of its rate (with --wait-server "
                 + "the next take starts at the new rate)"),
+        .init(
+            code: .cyclesStopped,
+            meaning: "meter, record, monitor: no process cycle for 4 s while the server still answered (a dead "
+                + "client upstream; the take is finalized)"),
     ]
     static let textExitCodes: [ExitCodeSpec] = [
         .init(code: .ok, meaning: "printed"),

@@ -15,6 +15,11 @@ enum ExitCode: Int32 {
     /// A source chosen for an input was never connected during the take (the input holds
     /// silence): sysexits' EX_NOINPUT, "an input did not exist or was not readable".
     case sourceNeverConnected = 66
+    /// The graph stopped calling micmon (no process cycle for `WallClockWatchdog.stallSeconds`)
+    /// while the server still answered; the take is finalized with what was delivered. 76 is
+    /// sysexits' EX_PROTOCOL, the next one free: the server broke JACK's contract (it runs, but
+    /// not micmon's cycles), which neither "server went away" (69) nor "dropped" (75) says.
+    case cyclesStopped = 76
     /// The server's sample rate changed: the take ended at the last frame of its rate (a file
     /// holds one rate). Not 69: the server is still there. sysexits' EX_CONFIG, "something was
     /// found in an unconfigured or misconfigured state": the server's configuration changed

@@ -79,13 +79,22 @@ final class MeterOutput {
         if mode == .json { Console.out(event.json + "\n") }
     }
 
+    /// Reports a stall of the process cycles or their return: on stderr at once, and as a JSON
+    /// line with --json. `waits`: micmon waits for the cycles (`--wait-server`).
+    func report(_ event: CycleStallEvent, waits: Bool) {
+        Console.error("micmon: " + event.text(waits: waits))
+        screen.forgetDrawing()
+        if mode == .json { Console.out(event.json + "\n") }
+    }
+
     /// Restores the terminal. Main thread.
     func finish(_ session: CaptureSession) {
         if mode == .terminal { Console.out(LiveScreen.showCursor) }
     }
 
-    func printSummary(_ summary: CaptureSummary, reason: StopReason, path: String?) {
+    func printSummary(_ summary: CaptureSummary, reason: StopReason, path: String?, framesMissing: UInt64 = 0) {
         var sessionSummary = SessionSummary(summary, reason: reason, path: path)
+        sessionSummary.framesMissing = framesMissing
         // After a write error, the frames taken include what libsndfile refused (a full disk
         // takes part of a block): the summary gives what the finalized file holds, as a reader
         // of it sees it, never more.

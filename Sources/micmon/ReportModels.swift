@@ -63,6 +63,7 @@ extension InputRouteChange {
         switch change.kind {
         case .sourceGone: kind = .sourceGone
         case .sourceBack: kind = .sourceBack
+        case .sourceMatched: kind = .sourceMatched
         case .connectionsChanged: kind = .connectionsChanged
         }
         self.init(kind: kind, input: change.input, ports: change.ports, seconds: change.takeSeconds)
