@@ -52,13 +52,36 @@ extension JackIntegrationTests {
                 jackd.signal(SIGTERM)
                 jackd.wait(timeout: 10)
             }
-            let source = try TestSignalSource.reference(serverName: name, clientName: "timeline-src")
-            defer { source.stop() }
-            let witness = try TestWitness(serverName: name, source: source.outputPorts[0])
-            let path = TestEnvironment.scratchFolder("timeline-async") + "/take.wav"
+            // The source (micmon play of the counter) and the witness (jack_capture, a peer) are
+            // processes of their own: a client of this second server inside the test process,
+            // beside its clients of the shared one, can crash jack2's libjack 1.9.21.
+            let folder = TestEnvironment.scratchFolder("timeline-async")
+            let counter = PipeWireIntegrationTests.counterFile
+            try TestEnvironment.require(FileManager.default.fileExists(atPath: counter), "no counter file")
+            let source = try MicmonProcess(["play", counter, "-s", name, "-n", "timeline-src", "--json"])
+            defer {
+                source.signal(SIGINT)
+                _ = source.wait(timeout: 10)
+            }
+            let sourcePorts = ["timeline-src:out_1", "timeline-src:out_2"]
+            let witnessPath = folder + "/witness.wav"
+            let witness = try ChildProcess(
+                ["jack_capture", "--daemon"] + sourcePorts.flatMap { ["-p", $0] } + [witnessPath],
+                environment: ["JACK_DEFAULT_SERVER": name], stdout: folder + "/witness.log",
+                stderr: folder + "/witness.log")
+            defer {
+                witness.signal(SIGINT)
+                witness.wait(timeout: 10)
+            }
+            let ready = TestEnvironment.waitUntil(timeout: 20) {
+                let size = (try? FileManager.default.attributesOfItem(atPath: witnessPath)[.size] as? Int) ?? 0
+                return size > 48000 * 8 / 10 && source.stdoutSoFar.contains("\"meter\"")
+            }
+            try #require(ready, "the counter source or the witness did not start: \(source.stderrSoFar)")
+            let path = folder + "/take.wav"
             let child = try MicmonProcess([
-                "record", path, "-s", name, "-n", "timeline-rec", "-p", source.outputPorts[0], "-p",
-                source.outputPorts[1], "--duration", "8", "--json",
+                "record", path, "-s", name, "-n", "timeline-rec", "-p", sourcePorts[0], "-p", sourcePorts[1],
+                "--duration", "8", "--json",
             ])
             #expect(child.waitUntilRecorded(seconds: 2), "micmon did not report 2 s recorded: \(child.stderrSoFar)")
             // Stopped for about 2 s: the server runs on, the source and the witness with it.
@@ -66,7 +89,8 @@ extension JackIntegrationTests {
             usleep(2_000_000)
             child.signal(SIGCONT)
             let result = child.wait(timeout: 60)
-            witness.stop()
+            witness.signal(SIGINT)
+            witness.wait(timeout: 15)
             #expect(result.exitCode == 75, "stderr: \(result.stderr)")
             let summary = try #require(
                 result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
@@ -128,11 +152,12 @@ extension JackIntegrationTests {
             // The witness was given the frames micmon's long silence stands for: the graph
             // delivered them; micmon did not take them.
             let takeStart = try #require(sourceFrame(at: 0))
-            let notGiven = witness.framesNotGiven(anchor: takeStart)
+            let recording = try PipeWireTakeJudge.WitnessRecording(path: witnessPath)
             let lost = takeStart + UInt64(long.0) ..< takeStart + UInt64(long.0 + long.1)
-            #expect(
-                !notGiven.contains { lost.overlaps($0.start ..< $0.start + $0.count) },
-                "the witness lost \(notGiven) within \(lost)")
+            let notGiven = stride(from: lost.lowerBound, to: lost.upperBound, by: 64).filter {
+                recording.index(ofSource: $0) == nil
+            }
+            #expect(notGiven.isEmpty, "the witness lacks source frames \(notGiven.prefix(4)) … within \(lost)")
         }
 
         @Test("the synchronous server: an exact take reports no gap, no drop and no missed frame")
