@@ -47,9 +47,8 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
 
     /// The container a file name's extension names (`take.OGG` → ogg), or nil.
     public init?(fileExtensionOf path: String) {
-        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
-        self.init(rawValue: name[name.index(after: dot)...].lowercased())
+        guard let text = Self.fileExtension(of: path) else { return nil }
+        self.init(rawValue: text.lowercased())
     }
 
     /// The extension of a file name (after its last dot, not a leading one), or nil.
