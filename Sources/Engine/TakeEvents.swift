@@ -123,3 +123,31 @@ public struct FileTimeline: Sendable, Equatable {
         return first.takeFrame ..< last.takeFrame + last.frameCount
     }
 }
+
+/// A file of a take once it is finalized (closed, converted if it went through an
+/// intermediate): what the summary lists, and what the file-closed hook and retention are told.
+/// Made by the writer thread.
+public struct ClosedTakeFile: Sendable, Equatable {
+    public var path: String
+    /// Frames the file holds.
+    public var frameCount: UInt64
+    /// The take frames the file spans (first to last, pauses included).
+    public var takeRange: Range<UInt64>
+    /// Frames of silence micmon put in place of lost ones, and the graph-wide gaps within it.
+    public var framesDropped: UInt64
+    public var serverGaps: UInt64
+    /// Set when the file ended on an error (it holds everything up to the fault).
+    public var failure: String?
+
+    public init(
+        path: String, frameCount: UInt64, takeRange: Range<UInt64>, framesDropped: UInt64 = 0,
+        serverGaps: UInt64 = 0, failure: String? = nil
+    ) {
+        self.path = path
+        self.frameCount = frameCount
+        self.takeRange = takeRange
+        self.framesDropped = framesDropped
+        self.serverGaps = serverGaps
+        self.failure = failure
+    }
+}
