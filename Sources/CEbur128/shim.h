@@ -1,2 +1,9 @@
 // libebur128 (libebur128-dev): EBU R128 / ITU-R BS.1770 loudness, loudness range and true peak.
 #include <ebur128.h>
+
+#include <math.h>
+
+// libm's sine and cosine for Loudness, which imports no Glibc: the true-peak screen rebuilds
+// libebur128's interpolator coefficients with the functions the library itself uses.
+static inline double micmon_ebur128_sin(double x) { return sin(x); }
+static inline double micmon_ebur128_cos(double x) { return cos(x); }

@@ -48,13 +48,36 @@ public final class LoudnessMeter {
     public let sampleRate: Int
     /// Whether true peak is measured (the 4× oversampling costs most of libebur128's time).
     public let measuresTruePeak: Bool
+    /// Whether true peak is measured only over the blocks that could raise it (`TruePeakScreen`);
+    /// false: libebur128 oversamples every sample. Both give the same value, bit for bit.
+    public let screensTruePeak: Bool
+
+    /// The true-peak measurement when screened: a second libebur128 state in true-peak mode,
+    /// fed only the blocks the screen lets through, each after the samples before it.
+    private var peakState: UnsafeMutablePointer<ebur128_state>?
+    private let screen: TruePeakScreen
+    /// The highest true peak per channel so far over the blocks the peak state measured.
+    private var screenedPeaks: [Double]
+    /// `historyFrames` frames before the block, then the block (interleaved).
+    private var window: [Float]
+    /// Whether the peak state was fed the frames just before the next block (then it already
+    /// holds the right history and needs no priming).
+    private var peakStateIsCurrent = true
+    /// Frames of history kept before each block: more than the interpolator's delay line.
+    static let historyFrames = 32
+    static let blockFrames = 1024
+    /// Blocks the peak state measured, and blocks screened, so far (for the benchmarks).
+    public private(set) var blocksMeasured = 0
+    public private(set) var blocksScreened = 0
 
     /// A meter for `roles.count` interleaved channels at `sampleRate`.
-    public init(roles: [LoudnessChannelRole], sampleRate: Int, truePeak: Bool = true) throws(LoudnessError) {
+    public init(
+        roles: [LoudnessChannelRole], sampleRate: Int, truePeak: Bool = true, screensTruePeak: Bool = true
+    ) throws(LoudnessError) {
         precondition(!roles.isEmpty && sampleRate > 0)
         var mode = EBUR128_MODE_M.rawValue | EBUR128_MODE_S.rawValue | EBUR128_MODE_I.rawValue
         mode |= EBUR128_MODE_LRA.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue | EBUR128_MODE_HISTOGRAM.rawValue
-        if truePeak { mode |= EBUR128_MODE_TRUE_PEAK.rawValue }
+        if truePeak && !screensTruePeak { mode |= EBUR128_MODE_TRUE_PEAK.rawValue }
         guard let state = ebur128_init(UInt32(roles.count), UInt(sampleRate), Int32(bitPattern: mode)) else {
             throw LoudnessError(code: Int32(bitPattern: EBUR128_ERROR_NOMEM.rawValue), operation: "ebur128_init")
         }
@@ -62,6 +85,20 @@ public final class LoudnessMeter {
         channelCount = roles.count
         self.sampleRate = sampleRate
         measuresTruePeak = truePeak
+        self.screensTruePeak = truePeak && screensTruePeak
+        screen = TruePeakScreen(sampleRate: sampleRate)
+        screenedPeaks = Array(repeating: 0, count: roles.count)
+        window = []
+        if self.screensTruePeak && screen.factor > 1 {
+            let peakMode = EBUR128_MODE_TRUE_PEAK.rawValue
+            guard let peakState = ebur128_init(UInt32(roles.count), UInt(sampleRate), Int32(bitPattern: peakMode))
+            else {
+                ebur128_destroy(&self.state)
+                throw LoudnessError(code: Int32(bitPattern: EBUR128_ERROR_NOMEM.rawValue), operation: "ebur128_init")
+            }
+            self.peakState = peakState
+            window = Array(repeating: 0, count: (Self.historyFrames + Self.blockFrames) * roles.count)
+        }
         for (index, role) in roles.enumerated() {
             let channel: channel
             switch role {
@@ -74,13 +111,64 @@ public final class LoudnessMeter {
         }
     }
 
-    deinit { ebur128_destroy(&state) }
+    deinit {
+        ebur128_destroy(&state)
+        if peakState != nil { ebur128_destroy(&peakState) }
+    }
 
     /// Adds `frameCount` interleaved frames (`channelCount` floats each).
     public func add(_ interleaved: UnsafePointer<Float>, frameCount: Int) throws(LoudnessError) {
         guard frameCount > 0 else { return }
         let status = ebur128_add_frames_float(state, interleaved, frameCount)
         if status != 0 { throw LoudnessError(code: status, operation: "ebur128_add_frames_float") }
+        if peakState != nil { try screenTruePeak(interleaved, frameCount: frameCount) }
+    }
+
+    /// Measures true peak over the blocks of these frames whose bound could beat a channel's
+    /// highest so far. Blocks it skips cannot hold a higher one, and the ones it measures are
+    /// measured after the samples before them, as one pass over everything would: the value is
+    /// the one libebur128 gives measuring every sample.
+    private func screenTruePeak(_ interleaved: UnsafePointer<Float>, frameCount: Int) throws(LoudnessError) {
+        let channels = channelCount
+        let history = Self.historyFrames
+        let reach = screen.span - 1
+        var done = 0
+        while done < frameCount {
+            let count = min(Self.blockFrames, frameCount - done)
+            try window.withUnsafeMutableBufferPointer { (buffer) throws(LoudnessError) in
+                let base = buffer.baseAddress!
+                (base + history * channels).update(from: interleaved + done * channels, count: count * channels)
+                let seen = base + (history - reach) * channels
+                var couldRise = false
+                for channel in 0 ..< channels
+                where screen.bound(seen, frameCount: reach + count, stride: channels, channel: channel)
+                    > screenedPeaks[channel]
+                {
+                    couldRise = true
+                    break
+                }
+                blocksScreened += 1
+                if couldRise {
+                    if !peakStateIsCurrent {
+                        let status = ebur128_add_frames_float(peakState, base, history)
+                        if status != 0 { throw LoudnessError(code: status, operation: "ebur128_add_frames_float") }
+                    }
+                    let status = ebur128_add_frames_float(peakState, base + history * channels, count)
+                    if status != 0 { throw LoudnessError(code: status, operation: "ebur128_add_frames_float") }
+                    for channel in 0 ..< channels {
+                        var value = 0.0
+                        if ebur128_prev_true_peak(peakState, UInt32(channel), &value) == 0 {
+                            screenedPeaks[channel] = max(screenedPeaks[channel], value)
+                        }
+                    }
+                    blocksMeasured += 1
+                }
+                peakStateIsCurrent = couldRise
+                // The last `history` frames of (history + block) are the next block's history.
+                base.update(from: base + count * channels, count: history * channels)
+            }
+            done += count
+        }
     }
 
     /// Reads one value through a libebur128 getter; -∞ when it has nothing yet (its own -HUGE_VAL).
@@ -106,6 +194,11 @@ public final class LoudnessMeter {
     /// The highest true peak (4× oversampled at 48 kHz) of channel `index` so far, as a linear
     /// magnitude (1 = full scale); the sample peak without true-peak measurement.
     public func truePeak(channel index: Int) -> Double {
+        if screensTruePeak {
+            // libebur128's true peak is never below the sample peak; without oversampling (192 kHz
+            // and above) it is the sample peak.
+            return max(screenedPeaks[index], samplePeak(channel: index))
+        }
         var value = 0.0
         let status =
             measuresTruePeak
