@@ -98,6 +98,12 @@ public enum SummaryFormatter {
                     + " (the server ran them without micmon; JACK cannot tell whether other clients got them)")
             lines += listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
         }
+        if s.lateCycles > 0 {
+            lines.append(
+                "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
+                    + " micmon ran late: PipeWire gave it the next period early and then nothing"
+                    + " (micmon's own loss, in missed)")
+        }
         if s.serverGapCount > 0 {
             lines.append(
                 "  server gaps: \(s.serverGapCount), \(s.framesSkippedByServer) frames (the whole graph lost them: the driver was late; nothing inserted)"
@@ -171,6 +177,7 @@ public enum SummaryFormatter {
         object.integer("frames_missed", s.framesMissed)
         object.objects("missed_gaps", gapList(s.missedGaps))
         object.integer("timeline_jitter", s.timelineJitter)
+        if s.lateCycles > 0 { object.integer("late_cycles", s.lateCycles) }
         if let partial = s.partialPath { object.string("partial", partial) }
         if let analysis = s.analysis {
             object.object("analysis", AnalysisFormat.json(analysis))
