@@ -313,6 +313,29 @@ extension JackIntegrationTests {
             }
         }
 
+        @Test("play: a rate change stops playback with its own exit code (78), not 'server went away'")
+        func playRateChangeEndsPlayback() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let player = try pipeWire.micmon(["play", Self.counterFile, "-n", "rate-play", "--json"])
+            defer {
+                player.signal(SIGINT)
+                _ = player.wait(timeout: 10)
+            }
+            #expect(
+                TestEnvironment.waitUntil(timeout: 20) { player.stdoutSoFar.contains("\"meter\"") },
+                "stderr: \(player.stderrSoFar)")
+            try pipeWire.forceRate(44100)
+            // Before, play went on at the old conversion ratio to the end of the 60 s file.
+            let result = player.wait(timeout: 30)
+            #expect(result.exitCode == 78, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains("sample rate changed from 48000 Hz to 44100 Hz; playback was stopped"),
+                "\(result.stderr)")
+            #expect(!result.stderr.contains("shut down"), "\(result.stderr)")
+            #expect(result.stdout.contains("\"reason\":\"the server's sample rate changed\""), "\(result.stdout)")
+        }
+
         @Test("play with no -o goes to the speaker (never the virtual mic's inputs) and plays exactly")
         func playDefaultsToTheSpeaker() throws {
             // The rig's source is `micmon play` with no -o.
