@@ -74,7 +74,9 @@ public enum SummaryFormatter {
         lines.append(
             "  xruns:     \(s.xruns)"
                 + (s.xrunCallbacks > s.xruns
-                    ? " event" + (s.xruns == 1 ? "" : "s") + " (\(s.xrunCallbacks) callbacks)" : ""))
+                    ? " event" + (s.xruns == 1 ? "" : "s") + " (\(s.xrunCallbacks) callbacks)" : "")
+                + (s.xrunsAreDriverOnly
+                    ? " (PipeWire's JACK reports its driver's xruns only; a late client is none: see missed)" : ""))
         if let t = s.callbackTiming {
             lines.append(
                 "  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
@@ -167,6 +169,7 @@ public enum SummaryFormatter {
         object.objects("channels", channels)
         object.integer("non_finite_replaced", s.nonFiniteReplaced)
         object.integer("xruns", s.xruns)
+        if s.xrunsAreDriverOnly { object.string("xruns_counted", "driver only") }
         object.integer("frames_dropped", s.framesDropped)
         object.objects("drops", gapList(s.drops))
         object.integer("server_gap_count", s.serverGapCount)

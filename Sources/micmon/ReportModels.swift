@@ -101,6 +101,7 @@ extension SessionSummary {
         missedGaps = summary.missedGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         timelineJitter = summary.timelineJitter
         lateCycles = summary.lateCycles
+        xrunsAreDriverOnly = JackClient.isPipeWire
         xrunCallbacks = summary.xrunCallbacks
         analysis = summary.analysis
         analysisFramesMissed = summary.analysisFramesMissed

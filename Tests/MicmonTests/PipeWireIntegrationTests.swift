@@ -313,6 +313,32 @@ extension JackIntegrationTests {
             }
         }
 
+        @Test("xruns on PipeWire: a client upstream asleep 30 ms every 50 cycles is no xrun there; micmon says so")
+        func xrunsAreTheDriversOnly() throws {
+            let rig = try Rig(name: "xruns")
+            defer { rig.stop() }
+            // The sleeper: `micmon monitor`, late on purpose (the test-only hook) every 50th cycle;
+            // the recorder takes its outputs directly, so it waits for it.
+            let sleeper = try rig.pipeWire.micmon(
+                ["monitor", "-n", "sleeper", "-p", "test microphones:capture_*", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "50", "MICMON_TEST_LATE_WAKE_UP_US": "30000"])
+            defer {
+                sleeper.signal(SIGINT)
+                _ = sleeper.wait(timeout: 10)
+            }
+            #expect(sleeper.waitUntilOutput(contains: "\"meter\""), "stderr: \(sleeper.stderrSoFar)")
+            let path = rig.folder + "/take.wav"
+            let result = try rig.pipeWire.micmon([
+                "record", path, "-p", "sleeper:out_1", "-p", "sleeper:out_2", "--duration", "3", "--json",
+            ]).wait(timeout: 60)
+            // The cycles the sleeper held up are missed (exit 75); PipeWire calls no xrun callback
+            // for them (only its driver's xruns count there), and the summary says what it counts.
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            #expect((Self.summaryNumber("frames_missed", in: result.stdout) ?? 0) > 0, "\(result.stdout)")
+            #expect(Self.summaryNumber("xruns", in: result.stdout) == 0, "\(result.stdout)")
+            #expect(result.stdout.contains("\"xruns_counted\":\"driver only\""), "\(result.stdout)")
+        }
+
         @Test("play: a rate change stops playback with its own exit code (78), not 'server went away'")
         func playRateChangeEndsPlayback() throws {
             let pipeWire = try PrivatePipeWire()
