@@ -5,6 +5,7 @@
 // activation. Notifications are the session core's (SessionCallbacks.swift). Realtime thread.
 
 import Jack
+import Platform
 
 /// The process callback: port buffers in, the kernel, monitor buffers out. Realtime thread.
 nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
@@ -12,6 +13,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // SAFETY: the session passed a pointer to its initialized CaptureKernel and frees it only
     // after the client is closed.
     let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
+    if kernel.pointee.wakesUpLate() { MonotonicClock.pause(microseconds: kernel.pointee.lateWakeUpMicroseconds) }
     let stamp = kernel.pointee.link.enterCycle()
     var channel = 0
     while channel < kernel.pointee.channelCount {

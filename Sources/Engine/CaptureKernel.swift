@@ -57,6 +57,15 @@ struct CaptureKernel {
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
     var plantsAllocation = false
+    /// Test-only (`MICMON_TEST_LATE_WAKE_UP_EVERY=N`, `MICMON_TEST_LATE_WAKE_UP_US`): every Nth
+    /// cycle the glue waits that long before it reads the clock and the port buffers, as a thread
+    /// woken and then preempted would. 0: never. Never set otherwise.
+    var lateWakeUpEvery: UInt64 = 0
+    var lateWakeUpMicroseconds: UInt64 = 0
+    /// PipeWire's libjack only: each input port's own silent buffer, what `jack_port_get_buffer`
+    /// returns when the port holds no data this cycle (taken before activation,
+    /// `JackPortBuffer.idleBuffer`), one per channel; nil on other platforms.
+    var idleInputs: UnsafeMutablePointer<UnsafePointer<Float>>? = nil
 
     /// Whether the take has begun (see `CaptureCounters.isArmed`). Realtime thread only.
     var isTaking = false
@@ -111,10 +120,15 @@ struct CaptureKernel {
             let frames = UInt32(truncatingIfNeeded: frameCount)
             // Across a period change the account starts afresh.
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
-            apply(
-                timeline.step(
-                    counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds,
-                    driverStamp: driverStamp))
+            let verdict = timeline.step(
+                counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
+                deliveredNothing: timeline.isHolding && inputsHoldNothing(frameCount: frameCount))
+            apply(verdict)
+            if verdict.discardsCycle {
+                // PipeWire repeated the last position without data: nothing of it is taken.
+                counters.pointee.lateCycles.store(timeline.repeatedPositions, ordering: .relaxed)
+                return
+            }
             // A ring already dropping cannot hold: settle at once (the loss joins the drop).
             if timeline.isHolding && pendingDrop.frameCount > 0 { apply(timeline.settleNow()) }
             if timeline.isHolding && holdStart == nil { holdStart = framesTaken }
@@ -237,6 +251,39 @@ struct CaptureKernel {
             i &+= 1
         }
         return replaced
+    }
+
+    /// Whether every input holds PipeWire's idle buffer this cycle, silent: the platform gave
+    /// the cycle no data at all (its peer's period was already taken). False where the idle
+    /// buffers are not known. Realtime thread.
+    @_noLocks @_noAllocation
+    func inputsHoldNothing(frameCount: Int) -> Bool {
+        guard let idleInputs else { return false }
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: `inputs` and `idleInputs` hold one entry per channel.
+            let buffer = inputs[channel]
+            // SAFETY: as above.
+            if buffer != idleInputs[channel] { return false }
+            // An input that mixes several peers is mixed into that buffer too: only silence there
+            // is PipeWire's "nothing".
+            var i = 0
+            while i < frameCount {
+                // SAFETY: the buffer holds frameCount samples this cycle.
+                if buffer[i] != 0 { return false }
+                i &+= 1
+            }
+            channel += 1
+        }
+        return channelCount > 0
+    }
+
+    /// Whether the glue should wait before this cycle (the test-only late wake-up). Realtime
+    /// thread, before the cycle's first libjack call.
+    @_noLocks @_noAllocation
+    func wakesUpLate() -> Bool {
+        lateWakeUpEvery > 0
+            && link.state.pointee.cycles.load(ordering: .relaxed) % lateWakeUpEvery == lateWakeUpEvery - 1
     }
 
     /// Carries out what the timeline judge settled: a graph-wide gap is logged and counted; a

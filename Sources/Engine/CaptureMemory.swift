@@ -26,6 +26,9 @@ final class CaptureMemory {
         var frameLimit: UInt64 = .max
         /// Capacity of the analysis ring in frames, or nil when nothing is analysed.
         var analysisRingFrames: Int?
+        /// PipeWire's libjack: each input's own silent buffer (`JackPortBuffer.idleBuffer`), or
+        /// empty elsewhere.
+        var idleInputBuffers: [UnsafePointer<Float>] = []
     }
 
     let counters: UnsafeMutablePointer<CaptureCounters>
@@ -116,6 +119,9 @@ final class CaptureMemory {
             recordSources: inputs + recorded.offset, recordedChannelCount: recorded.count,
             suppressor: plan.suppressor?.kernelPointer)
         kernel.timeline = TimelineJudge(sampleRate: plan.sampleRate)
+        if plan.idleInputBuffers.count == channelCount && channelCount > 0 {
+            kernel.idleInputs = memory.make(copying: plan.idleInputBuffers)
+        }
         self.kernel = kernel
     }
 }

@@ -126,6 +126,9 @@ public struct CaptureSummary: Sendable {
     public var missedGaps: [DropEvent] = []
     /// Late reads of the frame counter that netted out (+2N then +0): nothing lost.
     public var timelineJitter: UInt64 = 0
+    /// Cycles PipeWire gave micmon late (the next period early, then nothing): each one a loss
+    /// of micmon's own, counted in `missedGapCount` (docs/timeline.md).
+    public var lateCycles: UInt64 = 0
     /// The raw xrun callbacks behind `xruns`.
     public var xrunCallbacks: UInt64 = 0
     public let readings: [MeterReading]
@@ -249,6 +252,12 @@ public final class CaptureSession {
         var plan = CaptureMemory.Plan(
             sampleRate: sampleRate, inputPorts: ports.map(\.handle), suppressor: suppressor,
             recordedChannels: configuration.recordedChannels)
+        if JackClient.isPipeWire {
+            // Before activation PipeWire's libjack hands each input its own silent buffer: the one
+            // a cycle gets when the port has no data (docs/timeline.md, "PipeWire").
+            let frames = UInt32(CaptureKernel.maximumPeriod)
+            plan.idleInputBuffers = ports.map { JackPortBuffer.idleBuffer($0.handle, frames: frames) }
+        }
         if let monitor = configuration.monitor {
             let chosen: [String]
             do {
@@ -349,6 +358,8 @@ public final class CaptureSession {
             requests: configuration.sourcePorts, outputs: catalog.outputs)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
+        kernel.lateWakeUpEvery = Environment.value("MICMON_TEST_LATE_WAKE_UP_EVERY").flatMap { UInt64($0) } ?? 0
+        kernel.lateWakeUpMicroseconds = Environment.value("MICMON_TEST_LATE_WAKE_UP_US").flatMap { UInt64($0) } ?? 0
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
     }
 
@@ -508,6 +519,7 @@ public final class CaptureSession {
         final.framesMissed = counters.pointee.framesMissed.load(ordering: .relaxed)
         final.missedGaps = missedLog
         final.timelineJitter = counters.pointee.timelineJitter.load(ordering: .relaxed)
+        final.lateCycles = counters.pointee.lateCycles.load(ordering: .relaxed)
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
         final.changedSampleRate = changedSampleRate

@@ -326,6 +326,9 @@ public final class LatencySession {
     public var secondsRun: Double { Double(framesRun) / Double(sampleRate) }
     public var isComplete: Bool { secondsRun >= configuration.durationSeconds }
     public var serverIsGone: Bool { core.memory.serverIsGone }
+    /// The cycle counter and server state for the wall-clock watchdog's thread; valid until
+    /// `stop()`.
+    public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
     public var periodFrames: Int { core.memory.periodFrames }
     /// The estimator's view right now (nil without a round trip).
     public var roundTripState: DelayEstimator.State? { estimator?.state }

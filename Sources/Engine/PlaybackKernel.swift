@@ -59,6 +59,9 @@ struct PlaybackKernel {
         var written = 0
         if link.beginCycle(frameCount: frameCount) {
             // Asked to stop: silence, keeping the place.
+        } else if link.state.pointee.sampleRateChanged.load(ordering: .acquiring) {
+            // The conversion ratio was made for the old rate: from the first cycle after a rate
+            // change nothing more is played (the session then ends it).
         } else if !isPlaying {
             // The cycle that first sees the flag may have started before the connections were
             // made: play from the next one.

@@ -185,6 +185,14 @@ public final class PlaybackSession {
     public var isPaused: Bool { counters.pointee.isPaused.load(ordering: .relaxed) }
     public var xruns: UInt64 { core.memory.xruns }
     public var serverIsGone: Bool { core.memory.serverIsGone }
+    /// Whether the server's sample rate changed: playback stopped at the first cycle of the new
+    /// rate (its conversion ratio was made for the old one).
+    public var sampleRateChanged: Bool { core.memory.sampleRateChanged }
+    /// The rate the server changed to, once `sampleRateChanged` (0 before).
+    public var changedSampleRate: Int { core.memory.changedSampleRate }
+    /// The cycle counter and server state for the wall-clock watchdog's thread; valid until
+    /// `stop()`.
+    public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
     /// Lateness and execution time of the process callback so far. Main thread.
     public var callbackTiming: CallbackTimingSummary {
         core.memory.callbackStatistics.drain()

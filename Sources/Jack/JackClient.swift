@@ -54,6 +54,15 @@ public enum JackPortBuffer {
         // SAFETY: libjack returns a buffer of `frames` floats for an audio port during the cycle.
         return jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self)
     }
+
+    /// The buffer an input port gives before the client is active. On PipeWire's libjack that is
+    /// the port's own silent buffer, the very one a cycle gets when the port holds no data from
+    /// its peers (the peer's period was already taken): comparing against it tells such a cycle
+    /// from one that carried data. Main thread, before activation.
+    public static func idleBuffer(_ port: OpaquePointer, frames: UInt32) -> UnsafePointer<Float> {
+        // SAFETY: libjack returns a buffer of at least `frames` floats for an audio input port.
+        UnsafePointer(jack_port_get_buffer(port, frames).assumingMemoryBound(to: Float.self))
+    }
 }
 
 /// A JACK client: the Swift face of `jack_client_t`. Create, register ports and callbacks, and

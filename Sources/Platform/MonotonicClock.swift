@@ -15,6 +15,16 @@ public enum MonotonicClock {
     /// CLOCK_MONOTONIC in seconds. Any thread.
     @inlinable public static func seconds() -> Double { Double(nanoseconds()) / 1e9 }
 
+    /// Sleeps `microseconds` (nanosleep): a test's stand-in for a thread preempted on the
+    /// realtime path. It gives the processor up, as a preempted thread does (a busy wait at the
+    /// realtime thread's priority would starve a server thread on the same processor instead).
+    /// Blocks: nothing but a test hook calls it on the realtime thread.
+    public static func pause(microseconds: UInt64) {
+        var pause = timespec(tv_sec: Int(microseconds / 1_000_000), tv_nsec: Int(microseconds % 1_000_000) * 1000)
+        var left = timespec()
+        while nanosleep(&pause, &left) == -1 && errno == EINTR { pause = left }
+    }
+
     /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in nanoseconds. Any thread.
     public static func threadCPUNanoseconds() -> UInt64 {
         var now = timespec()

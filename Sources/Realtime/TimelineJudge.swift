@@ -31,6 +31,9 @@
         public var releasesHold = false
         /// The counter jumped backwards or further than the wall clock allows: a reset, not a gap.
         public var counterReset = false
+        /// This cycle repeats the last one's position without data (PipeWire's second call after a
+        /// late one, `deliveredNothing`): the caller takes none of its frames.
+        public var discardsCycle = false
 
         @inlinable public init() {}
     }
@@ -54,6 +57,9 @@
     public var driverStampBeforePending: Float = 0
     /// Jitter events (+2N then +0 pairs, or longer chains that net to zero) so far.
     public var jitterEvents: UInt64 = 0
+    /// Cycles that repeated the last position with no data (`deliveredNothing`), each settling a
+    /// loss, so far.
+    public var repeatedPositions: UInt64 = 0
 
     @inlinable
     public init(sampleRate: Int, confirmationCycles: Int = 2) {
@@ -65,9 +71,17 @@
     @inlinable public var isHolding: Bool { pendingFrames > 0 }
 
     /// One cycle: the counter at its start, the frames it gives, when it ran (µs) and the
-    /// driver's lateness stamp. Realtime-safe.
+    /// driver's lateness stamp. `deliveredNothing`: the platform gave this cycle no data on any
+    /// input (PipeWire's libjack hands a port its own silent buffer when its peer's period was
+    /// already taken). On PipeWire a late cycle reads the *next* cycle's counter and data, and the
+    /// cycle after it repeats that position with nothing: an advance of nothing that delivered
+    /// nothing after an excess is no give-back. The excess was then a loss of this client's own
+    /// (the data of the skipped position was never taken), settled at once, and this cycle is
+    /// discarded (`Verdict.discardsCycle`). Realtime-safe.
     @inlinable
-    public mutating func step(counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float) -> Verdict {
+    public mutating func step(
+        counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float, deliveredNothing: Bool = false
+    ) -> Verdict {
         var verdict = Verdict()
         defer {
             hasLastCycle = true
@@ -89,6 +103,17 @@
         if advance < 0 || excess > plausible {
             verdict.counterReset = true
             settle(into: &verdict, driverStamp: driverStamp)
+            return verdict
+        }
+        if advance == 0 && deliveredNothing && pendingFrames > 0 {
+            // A repeat of the last position with no data: the last cycle's data was this
+            // position's own, so what it skipped is lost.
+            verdict.missedFrames += pendingFrames
+            verdict.releasesHold = true
+            verdict.discardsCycle = true
+            repeatedPositions &+= 1
+            pendingFrames = 0
+            pendingAge = 0
             return verdict
         }
         if excess < 0 {

@@ -27,13 +27,14 @@ public struct CycleStallEvent: Sendable, Equatable {
 
     /// The stderr line, e.g. `[3.968 s] no process cycle for 2.0 s while the server still
     /// answers: the graph stopped calling micmon (a client upstream of it may be dead)`.
-    public func text(waits: Bool) -> String {
+    /// `ending`: what ends when micmon does not wait (the take, playback, the measurement).
+    public func text(waits: Bool, ending: String = "the take") -> String {
         let length = TextFormat.fixed(secondsWithoutCycle, decimals: 1)
         switch kind {
         case .cyclesStopped:
             return "[\(time) s] no process cycle for \(length) s while the server still answers: the graph "
                 + "stopped calling micmon (a client upstream of it may be dead)"
-                + (waits ? "; waiting for cycles to resume (Ctrl-C stops)" : "; ending the take")
+                + (waits ? "; waiting for cycles to resume (Ctrl-C stops)" : "; ending " + ending)
         case .cyclesResumed:
             return "[\(time) s] process cycles resumed after \(length) s without one"
         }
@@ -55,5 +56,18 @@ extension Messages {
         "the JACK server '\(TextFormat.printable(server))' stopped calling micmon "
             + (stalls == 1 ? "once" : "\(stalls) times")
             + " while it still answered; the take was finalized with what was delivered"
+    }
+
+    /// The exit message of a `play` or `latency` session the watchdog ended: `what` is
+    /// "playback" or "the measurement".
+    public static func cyclesStopped(server: String, ended what: String) -> String {
+        "the JACK server '\(TextFormat.printable(server))' stopped calling micmon while it still answered; "
+            + what + " was stopped"
+    }
+
+    /// The exit message of a `play` session whose server changed its sample rate.
+    public static func playbackSampleRateChanged(from: Int, to: Int) -> String {
+        "the server's sample rate changed from \(from) Hz" + (to > 0 ? " to \(to) Hz" : "")
+            + "; playback was stopped at the last frame at \(from) Hz (its conversion was made for that rate)"
     }
 }

@@ -186,6 +186,12 @@ public struct SessionSummary: Sendable, Equatable {
     public var framesMissed: UInt64 = 0
     public var missedGaps: [Drop] = []
     public var timelineJitter: UInt64 = 0
+    /// Cycles PipeWire gave micmon late (the next period early, then nothing), part of the
+    /// missed gaps. docs/timeline.md.
+    public var lateCycles: UInt64 = 0
+    /// The platform counts only its driver's xruns (PipeWire's JACK): a client too late for the
+    /// graph is no xrun there (docs/platforms.md).
+    public var xrunsAreDriverOnly = false
     public var xrunCallbacks: UInt64 = 0
     public var drops: [Drop]
     public var filePath: String?

@@ -74,7 +74,9 @@ public enum SummaryFormatter {
         lines.append(
             "  xruns:     \(s.xruns)"
                 + (s.xrunCallbacks > s.xruns
-                    ? " event" + (s.xruns == 1 ? "" : "s") + " (\(s.xrunCallbacks) callbacks)" : ""))
+                    ? " event" + (s.xruns == 1 ? "" : "s") + " (\(s.xrunCallbacks) callbacks)" : "")
+                + (s.xrunsAreDriverOnly
+                    ? " (PipeWire's JACK reports its driver's xruns only; a late client is none: see missed)" : ""))
         if let t = s.callbackTiming {
             lines.append(
                 "  callback:  late p99 " + TextFormat.fixed(t.latenessP99, decimals: 0) + " / max "
@@ -97,6 +99,12 @@ public enum SummaryFormatter {
                     + (s.filePath == nil ? "" : ", silence in place")
                     + " (the server ran them without micmon; JACK cannot tell whether other clients got them)")
             lines += listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
+        }
+        if s.lateCycles > 0 {
+            lines.append(
+                "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
+                    + " micmon ran late: PipeWire gave it the next period early and then nothing"
+                    + " (micmon's own loss, in missed)")
         }
         if s.serverGapCount > 0 {
             lines.append(
@@ -161,6 +169,7 @@ public enum SummaryFormatter {
         object.objects("channels", channels)
         object.integer("non_finite_replaced", s.nonFiniteReplaced)
         object.integer("xruns", s.xruns)
+        if s.xrunsAreDriverOnly { object.string("xruns_counted", "driver only") }
         object.integer("frames_dropped", s.framesDropped)
         object.objects("drops", gapList(s.drops))
         object.integer("server_gap_count", s.serverGapCount)
@@ -171,6 +180,7 @@ public enum SummaryFormatter {
         object.integer("frames_missed", s.framesMissed)
         object.objects("missed_gaps", gapList(s.missedGaps))
         object.integer("timeline_jitter", s.timelineJitter)
+        if s.lateCycles > 0 { object.integer("late_cycles", s.lateCycles) }
         if let partial = s.partialPath { object.string("partial", partial) }
         if let analysis = s.analysis {
             object.object("analysis", AnalysisFormat.json(analysis))

@@ -328,6 +328,7 @@ enum CommandTable {
                 .init(code: .usage, meaning: "usage error, or a --send/--return port that does not fit"),
                 .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
                 .init(code: .software, meaning: "internal error"),
+                .init(code: .cyclesStopped, meaning: "no process cycle for 4 s: the graph stopped calling micmon"),
             ])
     }
 
@@ -377,6 +378,10 @@ enum CommandTable {
                 .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away"),
                 .init(code: .software, meaning: "internal error"),
                 .init(code: .fileError, meaning: "the file could not be read to its end"),
+                .init(code: .cyclesStopped, meaning: "no process cycle for 4 s: the graph stopped calling micmon"),
+                .init(
+                    code: .sampleRateChanged,
+                    meaning: "the server's sample rate changed: playback stopped at the last frame of its rate"),
             ])
     }
 

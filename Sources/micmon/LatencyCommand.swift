@@ -40,6 +40,8 @@ enum LatencyCommand {
         let began = MonotonicClock.nanoseconds()
         var lastLive: UInt64?
         let reason: StopReason
+        let watchdog = WallClockWatchdog(probe: session.cycleProbe)
+        watchdog.start()
         while true {
             StopSignals.sleep(seconds: pollInterval)
             session.poll()
@@ -55,6 +57,15 @@ enum LatencyCommand {
                 reason = .serverGone
                 break
             }
+            if watchdog.stallCount > 0 {
+                let event = CycleStallEvent(
+                    kind: .cyclesStopped, seconds: Double(MonotonicClock.nanoseconds() - began) / 1e9,
+                    secondsWithoutCycle: watchdog.secondsSinceLastCycle())
+                Console.error("micmon: " + event.text(waits: false, ending: "the measurement"))
+                if options.json { Console.out(event.json + "\n") }
+                reason = .cyclesStopped
+                break
+            }
             let now = MonotonicClock.nanoseconds()
             if Double(now - began) / 1e9 > configuration.durationSeconds + 10 {
                 reason = .serverStalled
@@ -65,6 +76,7 @@ enum LatencyCommand {
                 Console.out(LiveScreen.overwrite(LatencyReport.liveLine(LatencyProgress(session))))
             }
         }
+        watchdog.stop()
         let summary = session.stop()
         if live { Console.out(LiveScreen.clearLine) }
         let figures = LatencyFigures(summary)
@@ -77,6 +89,10 @@ enum LatencyCommand {
         if summary.serverWasLost {
             Console.error("micmon: " + Messages.serverShutDown(server: session.client.serverName, takeFinalized: false))
             code = .serverUnavailable
+        } else if reason == .cyclesStopped || reason == .serverStalled {
+            Console.error(
+                "micmon: " + Messages.cyclesStopped(server: session.client.serverName, ended: "the measurement"))
+            code = .cyclesStopped
         }
         Watchdog.run(within: 10, exitCode: code, what: "closing the JACK client") { session.close() }
         return code

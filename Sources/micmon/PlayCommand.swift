@@ -58,6 +58,8 @@ enum PlayCommand {
         var code = ExitCode.ok
         let rate = Double(session.sampleRate)
         let total: Double? = session.plays.map { Double($0) * session.framesPerPass / rate }
+        let watchdog = WallClockWatchdog(probe: session.cycleProbe)
+        watchdog.start()
         playing: while true {
             StopSignals.sleep(seconds: 0.05)
             if let event = session.checkRoute() {
@@ -108,6 +110,21 @@ enum PlayCommand {
                 code = .serverUnavailable
                 break
             }
+            if session.sampleRateChanged {
+                reason = .sampleRateChanged
+                code = .sampleRateChanged
+                break
+            }
+            if watchdog.stallCount > 0 {
+                let event = CycleStallEvent(
+                    kind: .cyclesStopped, seconds: Double(session.framesPlayed) / rate,
+                    secondsWithoutCycle: watchdog.secondsSinceLastCycle())
+                Console.error("micmon: " + event.text(waits: false, ending: "playback"))
+                if options.json { Console.out(event.json + "\n") }
+                reason = .cyclesStopped
+                code = .cyclesStopped
+                break
+            }
             if let failure = session.readerFailure {
                 reason = .readFailed(failure)
                 code = .fileError
@@ -117,9 +134,18 @@ enum PlayCommand {
         let summary = PlaybackReport.Summary(
             reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,
             framesStarved: session.framesStarved, xruns: session.xruns, nonFiniteReplaced: session.nonFiniteReplaced)
+        watchdog.stop()
         session.stop()
         Console.out((options.json ? PlaybackReport.json(summary) : PlaybackReport.text(summary)) + "\n")
         if code == .serverUnavailable { Console.error("micmon: " + Messages.serverShutDownDuringPlayback) }
+        if code == .sampleRateChanged {
+            Console.error(
+                "micmon: "
+                    + Messages.playbackSampleRateChanged(from: session.sampleRate, to: session.changedSampleRate))
+        }
+        if code == .cyclesStopped {
+            Console.error("micmon: " + Messages.cyclesStopped(server: session.client.serverName, ended: "playback"))
+        }
         return code
     }
 }

@@ -100,6 +100,8 @@ extension SessionSummary {
         framesMissed = summary.framesMissed
         missedGaps = summary.missedGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         timelineJitter = summary.timelineJitter
+        lateCycles = summary.lateCycles
+        xrunsAreDriverOnly = JackClient.isPipeWire
         xrunCallbacks = summary.xrunCallbacks
         analysis = summary.analysis
         analysisFramesMissed = summary.analysisFramesMissed

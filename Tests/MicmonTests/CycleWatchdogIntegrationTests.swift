@@ -116,6 +116,44 @@ extension JackIntegrationTests {
             #expect(outcome.frameCount == frames && outcome.isExact, "\(outcome)")
         }
 
+        @Test("play: a server that stops running cycles ends playback at once with exit 76")
+        func stallEndsPlayback() throws {
+            let graph = try StalledGraph("play")
+            // The source is `micmon play` itself; with the whole server stopped no client is
+            // called. (Stopped, jackd does not answer either: micmon is let go once it has said so,
+            // since deactivating needs the server.)
+            graph.server.signal(SIGSTOP)
+            let said = graph.source.waitUntilStderr(contains: "no process cycle for", timeout: 15)
+            graph.server.signal(SIGCONT)
+            #expect(said, "play never noticed: \(graph.source.stderrSoFar)")
+            let result = graph.source.wait(timeout: 20)
+            #expect(!result.wasKilledBySignal, "play did not end by itself")
+            #expect(result.exitCode == 76, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("ending playback"), "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("stopped calling micmon while it still answered; playback was stopped"))
+            #expect(result.stdout.contains("\"event\":\"cycles_stopped\""))
+            #expect(result.stdout.contains("\"reason\":\"the graph stopped calling micmon"), "\(result.stdout)")
+        }
+
+        @Test("latency: a return port whose client stopped ends the measurement at once with exit 76")
+        func stallEndsLatency() throws {
+            let graph = try StalledGraph("latency")
+            let child = try MicmonProcess([
+                "latency", "-s", graph.name, "-n", "stall-lat", "--send", "system:playback_1", "--return",
+                "stall-src:out_1", "--duration", "30", "--json",
+            ])
+            // Let it run a while, then stop the client upstream of its return port: the graph
+            // never calls micmon again. Before the watchdog it ran on to its duration and 10 s
+            // more, and exited 0.
+            Thread.sleep(forTimeInterval: 1.5)
+            graph.source.signal(SIGSTOP)
+            let result = child.wait(timeout: 20)
+            #expect(!result.wasKilledBySignal, "latency did not end by itself: \(result.stderr)")
+            #expect(result.exitCode == 76, "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("ending the measurement"), "stderr: \(result.stderr)")
+            #expect(result.stdout.contains("\"event\":\"cycles_stopped\""), "\(result.stdout)")
+        }
+
         @Test("--wait-server: cycles that resume are reported, and the take goes on")
         func stallResumes() throws {
             let graph = try StalledGraph("resume")

@@ -186,6 +186,56 @@ extension JackIntegrationTests {
             #expect(summary.contains("\"frames_missing\":\(60 * pair.sampleRate - frames)"), "summary: \(summary)")
         }
 
+        @Test("a master that vanishes under micmon on the slave: its network sources go at once, the take goes on")
+        func masterVanishesUnderSlave() throws {
+            let pair = try NetJackPair()
+            defer { pair.stop() }
+            let client = try pair.startSlave()
+            // The counter plays on the master into the slave's client: on the slave it arrives on
+            // system:capture_1/2.
+            let player = try ReferencePlayer.start(
+                server: pair.masterName, name: "nj-msource",
+                destinations: ["\(client):to_slave_1", "\(client):to_slave_2"])
+            defer { player.signal(SIGTERM) }
+            #expect(player.waitUntilRunning(seconds: 0.5), "the player did not start: \(player.stderrSoFar)")
+            let path = TestEnvironment.scratchFolder("netjack-master-gone") + "/take.wav"
+            let seconds = 8
+            let child = try MicmonProcess([
+                "record", path, "-s", pair.slaveName, "-n", "nj-srec", "-p", "system:capture_1", "-p",
+                "system:capture_2", "--duration", String(seconds), "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 3), "micmon did not record 3 s: \(child.stderrSoFar)")
+            pair.killMaster()
+            // The slave's net driver misses the master's packets, restarts and waits for a master
+            // on its own timer: its system ports go (micmon says so) and its cycles go on (no
+            // stall: the watchdog stays quiet, the take reaches its duration on delivered frames).
+            #expect(
+                child.waitUntilStderr(contains: "source system:capture_1 went away", timeout: 5),
+                "stderr: \(child.stderrSoFar)")
+            let result = child.wait(timeout: 30)
+            print("netjack2: \(pair.startupText)")
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(result.stdout.contains("\"event\":\"source_gone\",\"input\":\"in_2\""), "\(result.stdout)")
+            #expect(!result.stdout.contains("cycles_stopped"), "\(result.stdout)")
+            // The take: the counter, exact, up to the master's end (the last packets before it,
+            // in flight or half received, may be anything: 4096 frames are not judged), then
+            // silence to the end.
+            let samples = try SoundFileReader(path: path).readAllFloats()
+            #expect(samples.count == 2 * seconds * pair.sampleRate)
+            let parts = Self.segments(samples, rate: pair.sampleRate)
+            #expect(parts.count == 1, "segments: \(parts)")
+            if let part = parts.first {
+                #expect(part.count > 2 * pair.sampleRate && part.upperBound < samples.count / 2, "\(part)")
+                let match = samples.withUnsafeBufferPointer {
+                    ReferenceSignal.match(
+                        interleaved: UnsafeBufferPointer(
+                            rebasing: $0[(2 * part.lowerBound) ..< (2 * (part.upperBound - 4096))]))
+                }
+                #expect(match.startFrame != nil && match.mismatchedFrames == 0, "segment \(part): \(match)")
+                print("netjack2 master gone: signal \(part), take \(samples.count / 2) frames, \(match)")
+            }
+        }
+
         @Test("latency across the network loop: micmon and jack_iodelay agree, beside what JACK reports")
         func networkRoundTrip() throws {
             let pair = try NetJackPair()

@@ -268,6 +268,100 @@ extension JackIntegrationTests {
             }
         }
 
+        /// The (start_frame, length) pairs of the last summary's list `key`.
+        static func gaps(_ key: String, in stdout: String) -> [(start: Int, length: Int)] {
+            guard let line = stdout.split(separator: "\n").last(where: { $0.contains("\"type\":\"summary\"") }),
+                let range = line.range(of: "\"\(key)\":[")
+            else { return [] }
+            let list = line[range.upperBound...].prefix { $0 != "]" }
+            return list.matches(of: /"start_frame":(\d+),"length":(\d+)/).map {
+                (Int($0.output.1)!, Int($0.output.2)!)
+            }
+        }
+
+        @Test("micmon late on PipeWire (the next period early, then nothing) reports its own loss in place, exit 75")
+        func lateWakeUpIsReportedInPlace() throws {
+            let rig = try Rig(name: "late")
+            defer { rig.stop() }
+            let path = rig.folder + "/take.wav"
+            // Every 50th cycle micmon's glue waits 1.5 periods before it reads the clock and its
+            // buffers, as a thread woken and then preempted would (test-only hook).
+            let result = try rig.pipeWire.micmon(
+                ["record", path, "-p", "test microphones:capture_*", "--duration", "3", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "50", "MICMON_TEST_LATE_WAKE_UP_US": "8000"]
+            ).wait(timeout: 60)
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            // About 11 late cycles in 3 s at quantum 256 (562 cycles); a few may fall where
+            // PipeWire coalesced the two wake-ups (then a plain persistent excess, also missed).
+            let late = Self.summaryNumber("late_cycles", in: result.stdout) ?? 0
+            #expect(late >= 5, "\(result.stdout)")
+            let missed = Self.gaps("missed_gaps", in: result.stdout)
+            #expect(missed.count >= late, "\(result.stdout)")
+            let witness = try rig.finishWitness()
+            let take = try PipeWireTakeJudge.Recording(path: path)
+            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            #expect(take.frameCount == 3 * Self.rate, "\(verdict)")
+            #expect(verdict.exactFrames * 2 >= take.frameCount, "\(verdict)")
+            // Every stretch off the counter that the witness does not hold lies in a reported gap
+            // (a stretch reaches 8 frames into the run after it); before, micmon reported none and
+            // each late cycle left the next period one period early and then silence.
+            for damage in verdict.unexplained {
+                let covered = missed.contains {
+                    damage.takeFrames.lowerBound >= $0.start && damage.takeFrames.upperBound <= $0.start + $0.length + 8
+                }
+                #expect(covered, "not reported: \(damage); missed gaps \(missed); \(verdict)")
+            }
+        }
+
+        @Test("xruns on PipeWire: a client upstream asleep 30 ms every 50 cycles is no xrun there; micmon says so")
+        func xrunsAreTheDriversOnly() throws {
+            let rig = try Rig(name: "xruns")
+            defer { rig.stop() }
+            // The sleeper: `micmon monitor`, late on purpose (the test-only hook) every 50th cycle;
+            // the recorder takes its outputs directly, so it waits for it.
+            let sleeper = try rig.pipeWire.micmon(
+                ["monitor", "-n", "sleeper", "-p", "test microphones:capture_*", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "50", "MICMON_TEST_LATE_WAKE_UP_US": "30000"])
+            defer {
+                sleeper.signal(SIGINT)
+                _ = sleeper.wait(timeout: 10)
+            }
+            #expect(sleeper.waitUntilOutput(contains: "\"meter\""), "stderr: \(sleeper.stderrSoFar)")
+            let path = rig.folder + "/take.wav"
+            let result = try rig.pipeWire.micmon([
+                "record", path, "-p", "sleeper:out_1", "-p", "sleeper:out_2", "--duration", "3", "--json",
+            ]).wait(timeout: 60)
+            // The cycles the sleeper held up are missed (exit 75); PipeWire calls no xrun callback
+            // for them (only its driver's xruns count there), and the summary says what it counts.
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            #expect((Self.summaryNumber("frames_missed", in: result.stdout) ?? 0) > 0, "\(result.stdout)")
+            #expect(Self.summaryNumber("xruns", in: result.stdout) == 0, "\(result.stdout)")
+            #expect(result.stdout.contains("\"xruns_counted\":\"driver only\""), "\(result.stdout)")
+        }
+
+        @Test("play: a rate change stops playback with its own exit code (78), not 'server went away'")
+        func playRateChangeEndsPlayback() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let player = try pipeWire.micmon(["play", Self.counterFile, "-n", "rate-play", "--json"])
+            defer {
+                player.signal(SIGINT)
+                _ = player.wait(timeout: 10)
+            }
+            #expect(
+                TestEnvironment.waitUntil(timeout: 20) { player.stdoutSoFar.contains("\"meter\"") },
+                "stderr: \(player.stderrSoFar)")
+            try pipeWire.forceRate(44100)
+            // Before, play went on at the old conversion ratio to the end of the 60 s file.
+            let result = player.wait(timeout: 30)
+            #expect(result.exitCode == 78, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains("sample rate changed from 48000 Hz to 44100 Hz; playback was stopped"),
+                "\(result.stderr)")
+            #expect(!result.stderr.contains("shut down"), "\(result.stderr)")
+            #expect(result.stdout.contains("\"reason\":\"the server's sample rate changed\""), "\(result.stdout)")
+        }
+
         @Test("play with no -o goes to the speaker (never the virtual mic's inputs) and plays exactly")
         func playDefaultsToTheSpeaker() throws {
             // The rig's source is `micmon play` with no -o.

@@ -60,6 +60,36 @@ struct TimelineJudgeTests {
         #expect(judge.jitterEvents == 1 && !judge.isHolding)
     }
 
+    @Test("PipeWire: +2N then a repeat of that position with no data is a loss of N, and the repeat is discarded")
+    func repeatWithoutDataIsMissed() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        _ = Self.run(Self.steady(from: 0, count: 4), judge: &judge)
+        let early = judge.step(counter: 1280, frames: 256, microseconds: 1_030_000, driverStamp: 0)  // +2N
+        #expect(early == TimelineJudge.Verdict() && judge.isHolding)
+        let repeated = judge.step(
+            counter: 1280, frames: 256, microseconds: 1_030_100, driverStamp: 0, deliveredNothing: true)
+        #expect(repeated.missedFrames == 256 && repeated.jitterFrames == 0 && repeated.graphFrames == 0)
+        #expect(repeated.releasesHold && repeated.discardsCycle)
+        #expect(!judge.isHolding && judge.jitterEvents == 0 && judge.repeatedPositions == 1)
+        // The next cycle is steady again: nothing more to settle.
+        let next = judge.step(counter: 1536, frames: 256, microseconds: 1_035_400, driverStamp: 0)
+        #expect(next == TimelineJudge.Verdict() && !judge.isHolding)
+    }
+
+    @Test(
+        "PipeWire: a repeat that carried data is a give-back (jitter), and no data without an excess discards nothing")
+    func repeatWithDataIsJitter() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        _ = Self.run(Self.steady(from: 0, count: 4), judge: &judge)
+        _ = judge.step(counter: 1280, frames: 256, microseconds: 1_030_000, driverStamp: 0)
+        let given = judge.step(counter: 1280, frames: 256, microseconds: 1_030_100, driverStamp: 0)
+        #expect(given.jitterFrames == 256 && given.missedFrames == 0 && !given.discardsCycle)
+        // Silence on a steady cycle (a source that is not connected) is not a repeat.
+        let silent = judge.step(
+            counter: 1536, frames: 256, microseconds: 1_035_400, driverStamp: 0, deliveredNothing: true)
+        #expect(silent == TimelineJudge.Verdict())
+    }
+
     @Test("a late chain (+2N, +N, +0) is jitter too, within the confirmation window")
     func lateChainIsJitter() {
         var judge = TimelineJudge(sampleRate: 48000)

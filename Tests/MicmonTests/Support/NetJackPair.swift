@@ -178,6 +178,17 @@ final class NetJackPair: @unchecked Sendable {
         self.slave = nil
     }
 
+    /// Kills the master jackd (SIGKILL: it vanishes without a word to its slave) and waits for
+    /// it. The namespaces stay until `stop()`.
+    func killMaster() {
+        master?.signal(SIGKILL)
+        _ = master?.wait(timeout: 5)
+        masterWasKilled = true
+    }
+
+    /// Whether `killMaster()` ended the master (`stop()` then has nothing to report of it).
+    private var masterWasKilled = false
+
     /// Takes the master's end of the veth pair down (a cable pulled at the master): the master
     /// can no longer reach its slave, nor send the multicast "suicide" request with which it
     /// removes a slave's client, so that client stays and blocks the master's graph.
@@ -200,7 +211,7 @@ final class NetJackPair: @unchecked Sendable {
         if let master {
             master.signal(SIGTERM)
             let ending = master.wait(timeout: 5)
-            if ending.wasKilledBySignal && ending.code == SIGKILL {
+            if ending.wasKilledBySignal && ending.code == SIGKILL && !masterWasKilled {
                 print("netjack2: the master did not stop within 5 s of SIGTERM; killed: \(log("master"))")
             }
             self.master = nil

@@ -131,12 +131,14 @@ final class PrivatePipeWire: @unchecked Sendable {
 
     /// Starts a program under `pw-jack` against this daemon (micmon, jack_capture), stdout and
     /// stderr to files of its own.
-    func start(_ arguments: [String]) throws -> Tool {
-        try Tool(["pw-jack"] + arguments, runtimeFolder: runtimeFolder)
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Tool {
+        try Tool(["pw-jack"] + arguments, runtimeFolder: runtimeFolder, environment: environment)
     }
 
-    /// `micmon ARGUMENTS` under `pw-jack`.
-    func micmon(_ arguments: [String]) throws -> Tool { try start([TestEnvironment.micmonPath] + arguments) }
+    /// `micmon ARGUMENTS` under `pw-jack`, with `environment` added to the daemon's own.
+    func micmon(_ arguments: [String], environment: [String: String] = [:]) throws -> Tool {
+        try start([TestEnvironment.micmonPath] + arguments, environment: environment)
+    }
 
     /// Forces the graph's quantum (0 lets it go back to the configured one), live.
     func forceQuantum(_ frames: Int) throws { try setting("clock.force-quantum", frames) }
@@ -160,13 +162,14 @@ final class PrivatePipeWire: @unchecked Sendable {
         let stdoutPath: String
         let stderrPath: String
 
-        init(_ arguments: [String], runtimeFolder: String) throws {
+        init(_ arguments: [String], runtimeFolder: String, environment: [String: String] = [:]) throws {
             let folder = TestEnvironment.scratchFolder("pw-tool")
             stdoutPath = folder + "/stdout"
             stderrPath = folder + "/stderr"
+            var variables = PrivatePipeWire.clientEnvironment(runtimeFolder)
+            for (key, value) in environment { variables[key] = value }
             process = try ChildProcess(
-                arguments, environment: PrivatePipeWire.clientEnvironment(runtimeFolder), stdout: stdoutPath,
-                stderr: stderrPath)
+                arguments, environment: variables, stdout: stdoutPath, stderr: stderrPath)
         }
 
         var stdoutSoFar: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
