@@ -72,20 +72,38 @@ final class BenchServer {
     }
 }
 
-/// A JACK client in the bench process that plays `ReferenceSignal` on `out_1` and `out_2`,
+/// A JACK client in the bench process that plays `ReferenceSignal` on `out_1` … `out_N`,
 /// counting frames from its first cycle (the pattern of Tests/MicmonTests/Support/TestSignal).
+/// Port k plays `SignalSource.value(channel: k, frame:)`: the reference's two channels, each
+/// pair of ports a stretch further along the signal, so every channel differs from every other.
 final class SignalSource {
     let client: JackClient
     let portNames: [String]
     private let state: UnsafeMutablePointer<SignalSourceState>
 
-    init(serverName: String, clientName: String) throws(JackError) {
+    /// Frames between the signals of successive port pairs.
+    static let pairOffset: UInt64 = 7919
+
+    /// The sample port `channel` plays at source frame `frame`. Any thread; realtime-safe.
+    @inline(__always)
+    static func value(channel: Int, frame: UInt64) -> Float {
+        ReferenceSignal.value(channel: channel & 1, frame: frame &+ UInt64(channel >> 1) &* pairOffset)
+    }
+
+    init(serverName: String, clientName: String, channelCount: Int = 2) throws(JackError) {
         client = try JackClient(name: clientName, serverName: serverName)
-        let first = try client.registerPort(name: "out_1", direction: .output)
-        let second = try client.registerPort(name: "out_2", direction: .output)
-        portNames = [first.fullName, second.fullName]
+        var handles: [OpaquePointer] = []
+        var names: [String] = []
+        for index in 1 ... channelCount {
+            let port = try client.registerPort(name: "out_\(index)", direction: .output)
+            handles.append(port.handle)
+            names.append(port.fullName)
+        }
+        portNames = names
+        let ports = UnsafeMutablePointer<OpaquePointer>.allocate(capacity: channelCount)
+        ports.initialize(from: handles, count: channelCount)
         state = .allocate(capacity: 1)
-        state.initialize(to: SignalSourceState(first: first.handle, second: second.handle, frame: 0))
+        state.initialize(to: SignalSourceState(ports: ports, count: channelCount, frame: 0))
         try client.setProcessCallback(signalSourceProcess, context: UnsafeMutableRawPointer(state))
         try client.activate()
     }
@@ -93,25 +111,32 @@ final class SignalSource {
     /// Closes the client (no more callbacks) before the state goes. Main thread.
     deinit {
         client.close()
+        state.pointee.ports.deallocate()
         state.deallocate()
     }
 }
 
 struct SignalSourceState {
-    let first: OpaquePointer
-    let second: OpaquePointer
+    let ports: UnsafeMutablePointer<OpaquePointer>
+    let count: Int
     var frame: UInt64
 }
 
-/// The source's process callback: renders the next `frameCount` frames of the signal into both
-/// output ports. Realtime thread: port buffers from libjack, then plain arithmetic.
+/// The source's process callback: renders the next `frameCount` frames of the signal into every
+/// output port. Realtime thread: port buffers from libjack, then plain arithmetic.
 nonisolated func signalSourceProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let context else { return 0 }
     // SAFETY: SignalSource passes its initialized state and frees it only after closing the client.
     let state = context.assumingMemoryBound(to: SignalSourceState.self)
-    let first = JackPortBuffer.samples(state.pointee.first, frames: frameCount)
-    let second = JackPortBuffer.samples(state.pointee.second, frames: frameCount)
-    ReferenceSignal.render(into: first, second, count: Int(frameCount), startFrame: state.pointee.frame)
+    let start = state.pointee.frame
+    for channel in 0 ..< state.pointee.count {
+        // SAFETY: `count` port handles, registered by the source.
+        let buffer = JackPortBuffer.samples(state.pointee.ports[channel], frames: frameCount)
+        for i in 0 ..< Int(frameCount) {
+            // SAFETY: libjack's buffer holds frameCount samples.
+            buffer[i] = SignalSource.value(channel: channel, frame: start &+ UInt64(i))
+        }
+    }
     state.pointee.frame &+= UInt64(frameCount)
     return 0
 }

@@ -41,6 +41,11 @@ final class ProcessBench {
         /// Percent of the VM's processor time the host stole while the take ran (`HostSteal`).
         var stealPercent: Double?
         var failure: String?
+        /// Scaling takes: the server's rate and period, and whose ports were recorded ("source"
+        /// or "driver"); nil for the other sections (the bench's 48 kHz / 32-frame server).
+        var sampleRate: Int?
+        var periodFrames: Int?
+        var ports: String?
 
         var succeeded: Bool { failure == nil }
         /// The rusage of a take that lasted its full length (others are not measured).
@@ -167,7 +172,16 @@ final class ProcessBench {
         if program != .bare && run.succeeded {
             let expected = Int((seconds * Double(server.sampleRate)).rounded())
             do {
-                if ports == sourcePorts {
+                if ports.count != 2 || ports.allSatisfy({ $0.hasPrefix("system:") }) {
+                    // Many channels of the source, or the driver's own (silent) capture ports.
+                    let take = try checkChannels(file, ports: ports, expectedFrames: expected)
+                    run.take = take
+                    if !take.bitExact {
+                        run.failure =
+                            "\(program.rawValue)'s \(ports.count)-channel take is not bit-exact: \(take.frames) of "
+                            + "\(expected) frames, \(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0)"
+                    }
+                } else if ports == sourcePorts {
                     let take = try check(file, expectedFrames: expected)
                     run.take = take
                     if !take.bitExact {
@@ -216,6 +230,50 @@ final class ProcessBench {
             startFrame: match.startFrame, mismatchedFrames: match.mismatchedFrames,
             firstMismatch: match.firstMismatch, silentMismatches: silent,
             bitExact: isFloat && match.startFrame != nil && match.mismatchedFrames == 0 && frames == expectedFrames)
+    }
+
+    /// Reads an N-channel take and checks it bit for bit: channel k of a take of the source's
+    /// ports against `SignalSource.value(channel: k, …)` from the frame the first two channels
+    /// match at; a take of the driver's capture ports (the dummy driver's silence) against zeros.
+    private func checkChannels(_ path: String, ports: [String], expectedFrames: Int) throws(SoundFileError)
+        -> TakeCheck
+    {
+        let reader = try SoundFileReader(path: path)
+        let samples = reader.readAllFloats()
+        let channels = reader.channelCount
+        let frames = channels > 0 ? samples.count / channels : 0
+        let isFloat = reader.encoding == .float && channels == ports.count
+        var start: UInt64?
+        let silent = ports.allSatisfy { $0.hasPrefix("system:") }
+        if silent {
+            start = 0
+        } else if isFloat && channels >= 2 {
+            var pair = [Float](repeating: 0, count: frames * 2)
+            for i in 0 ..< frames {
+                pair[2 * i] = samples[i * channels]
+                pair[2 * i + 1] = samples[i * channels + 1]
+            }
+            start = pair.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }.startFrame
+        }
+        var mismatched = 0
+        var first: Int?
+        if let start, isFloat {
+            for i in 0 ..< frames {
+                var same = true
+                for k in 0 ..< channels {
+                    let expected = silent ? 0 : SignalSource.value(channel: k, frame: start + UInt64(i))
+                    if samples[i * channels + k].bitPattern != expected.bitPattern { same = false }
+                }
+                if !same {
+                    mismatched += 1
+                    if first == nil { first = i }
+                }
+            }
+        }
+        return TakeCheck(
+            frames: frames, expectedFrames: expectedFrames, isFloat: isFloat, startFrame: start,
+            mismatchedFrames: start == nil ? frames : mismatched, firstMismatch: first, silentMismatches: 0,
+            bitExact: isFloat && start != nil && mismatched == 0 && frames == expectedFrames)
     }
 
     /// The integer after the last occurrence of `label` in `text`.

@@ -87,6 +87,10 @@ struct Report: Codable {
     var denoise: [DenoiseBench.Result] = []
     var loudness: LoudnessBench.Result?
     var runs: [ProcessBench.Run] = []
+    /// The scaling section's configurations, the servers it ran on, and its plot's points.
+    var scalingPlan: [ScalingConfiguration] = []
+    var scalingServers: [String] = []
+    var scaling: [ScalingPoint] = []
 
     /// The fixed-width table. Ratios are of the medians shown above them.
     func table() -> String {

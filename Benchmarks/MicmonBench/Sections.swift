@@ -183,37 +183,6 @@ extension Report {
         figures.append(
             .verdict(section, "rounds taken again (host steal over \(fixed(maxStealPercent, 1)) %)", "\(retaken)"))
     }
-
-    mutating func addScaling(seconds: Double, rounds: Int, channelCounts: [Int], periodsPerSecond: Double) {
-        let section = "Scaling: micmon record of N × system:capture_k, \(format(seconds)) s takes × \(rounds) rounds"
-        let periods = seconds * periodsPerSecond
-        let period = periodMicroseconds
-        // The floor, from the bare client's takes above (their own length).
-        let bare = runs.filter { $0.purpose == .comparison && $0.program == .bare }
-            .compactMap { run in run.fullUsage.map { $0.cpuSeconds / (run.seconds * periodsPerSecond) * 1e6 } }
-        if !bare.isEmpty {
-            figures.append(.measured(section, "bare client (jack_meter): CPU per period", bare, unit: "µs", digits: 2))
-        }
-        for count in channelCounts {
-            let usages = runs.filter { $0.purpose == .scaling && $0.channels == count }
-                .compactMap(\.fullUsage)
-            let perPeriod = usages.map { $0.cpuSeconds / periods * 1e6 }
-            figures.append(.measured(section, "\(count) channels: CPU per period", perPeriod, unit: "µs", digits: 2))
-            figures.append(
-                .measured(
-                    section, "\(count) channels: share of the period", perPeriod.map { $0 / period * 100 },
-                    unit: "%", digits: 2))
-            figures.append(
-                .measured(
-                    section, "\(count) channels: vol. ctx switches / period",
-                    usages.map { Double($0.voluntarySwitches) / periods }, unit: "", digits: 3))
-        }
-        let scaling = runs.filter { $0.purpose == .scaling }
-        figures.append(
-            .measured(
-                section, "frames dropped per take (micmon's count)",
-                scaling.compactMap(\.dropped).map(Double.init), unit: "frames", digits: 0))
-    }
 }
 
 func ratio(_ numerator: Double?, _ denominator: Double?) -> Double? {

@@ -20,6 +20,10 @@ struct ChildUsage: Codable {
     /// reported the bench's own peak (132–160 MB, rising run after run) whatever it used.
     var peakRSSMegabytes: Double
     var wallSeconds: Double
+    /// The most private memory seen while it ran, in MB: `Private_Clean` + `Private_Dirty` of
+    /// /proc/PID/smaps_rollup (read at most twice a second), so libjack's shared segment (the
+    /// port buffers every client maps) is left out: the process's own heap, stacks and code.
+    var peakPrivateMegabytes: Double? = nil
 }
 
 /// How a child ended.
@@ -36,6 +40,9 @@ final class Child {
     private(set) var end: (ChildEnd, ChildUsage)?
     /// The highest `VmHWM` (KiB) seen while the child ran.
     private var peakResidentKilobytes = 0
+    /// The highest private memory (KiB) seen while the child ran, and when it was last read.
+    private var peakPrivateKilobytes = 0
+    private var lastPrivateReading: UInt64 = 0
 
     /// Starts `arguments[0]` (looked up on PATH) with stdin from /dev/null and stdout/stderr to
     /// the given files (or /dev/null), in a process group of its own (a terminal's Ctrl-C reaches
@@ -73,6 +80,16 @@ final class Child {
                 line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
             peakResidentKilobytes = max(peakResidentKilobytes, kilobytes)
         }
+        let now = MonotonicClock.nanoseconds()
+        guard now &- lastPrivateReading >= 500_000_000 else { return }
+        lastPrivateReading = now
+        var privateKilobytes = 0
+        for line in readText("/proc/\(pid)/smaps_rollup").split(separator: "\n")
+        where line.hasPrefix("Private_Clean:") || line.hasPrefix("Private_Dirty:") {
+            privateKilobytes +=
+                line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+        }
+        peakPrivateKilobytes = max(peakPrivateKilobytes, privateKilobytes)
     }
 
     /// Waits up to `timeout` seconds for the child to end (polling every 50 ms).
@@ -112,7 +129,8 @@ final class Child {
             ChildUsage(
                 userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
                 voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
-                peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall)
+                peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall,
+                peakPrivateMegabytes: peakPrivateKilobytes > 0 ? Double(peakPrivateKilobytes) / 1024 : nil)
         )
         Cleanup.untrack(pid, isServer: isServer)
     }

@@ -70,10 +70,29 @@ if options.sections.contains("loudness") {
     report.addLoudness(result)
 }
 
-let scalingChannels = [2, 8, 32]
 let scalingSeconds = max(1, (options.seconds / 3).rounded())
-if !options.sections.isDisjoint(with: ["record", "scaling"]) {
+if options.sections.contains("record") {
     runProcessSections()
+}
+if options.sections.contains("scaling") {
+    runScalingSection()
+}
+
+/// The scaling section on servers of its own (`ScalingBench`).
+@MainActor func runScalingSection() {
+    if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
+    guard access(options.micmonPath, X_OK) == 0 else {
+        report.failures.append(
+            "no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
+        return
+    }
+    removeAbandonedDirectories()
+    let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    ScalingBench.run(
+        plan: ScalingConfiguration.plan, seconds: scalingSeconds, rounds: options.rounds,
+        micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
 }
 
 /// Starts the private server and the source, runs the takes, and stops everything again.
@@ -94,7 +113,7 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
     do {
         server = try BenchServer(
             name: "micmon-bench-\(getpid())", sampleRate: sampleRate, periodFrames: periodFrames,
-            captureChannels: scalingChannels.max()!, playbackChannels: 2,
+            captureChannels: 2, playbackChannels: 2,
             logPath: directory + "/jackd.log")
     } catch {
         report.failures.append(error.description)
@@ -179,21 +198,6 @@ if !options.sections.isDisjoint(with: ["record", "scaling"]) {
             seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond,
             maxStealPercent: options.maxStealPercent)
     }
-    if options.sections.contains("scaling") {
-        for round in 1 ... options.rounds {
-            progress(
-                "scaling round \(round)/\(options.rounds): \(scalingChannels) channels, \(format(scalingSeconds)) s each"
-            )
-            for count in scalingChannels {
-                take(
-                    .micmon, .scaling, round: round, seconds: scalingSeconds,
-                    ports: (1 ... count).map { "system:capture_\($0)" })
-            }
-        }
-        report.addScaling(
-            seconds: scalingSeconds, rounds: options.rounds, channelCounts: scalingChannels,
-            periodsPerSecond: bench.periodsPerSecond)
-    }
 }
 
 report.loadAverageAtEnd = loadAverage()
@@ -202,6 +206,13 @@ print(report.table())
 do {
     try report.writeJSON(to: options.jsonPath)
     print("JSON: \(options.jsonPath)")
+    if !report.scaling.isEmpty {
+        // The plot is made from the JSON just written, as docs/benchmarks.md's is.
+        let svgPath =
+            (options.jsonPath.hasSuffix(".json") ? String(options.jsonPath.dropLast(5)) : options.jsonPath)
+            + "-scaling.svg"
+        if try ScalingPlot.write(fromJSON: options.jsonPath, to: svgPath) { print("plot: \(svgPath)") }
+    }
 } catch {
     report.failures.append("the JSON could not be written to \(options.jsonPath): \(error)")
     progress("the JSON could not be written to \(options.jsonPath): \(error)")

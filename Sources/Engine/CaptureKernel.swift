@@ -169,24 +169,16 @@ struct CaptureKernel {
         if !analysed, let analysis { pushAnalysis(frames: frames, into: analysis) }
 
         let readings = meterMailbox.writeBuffer()
+        // The inputs, and the clean channel when denoising (`inputs[channelCount]`): four
+        // channels per SIMD pass, then a pair, then one.
+        // SAFETY: `meters` and `inputs` hold `meterCount` entries; each input has ≥ frames samples.
+        ChannelMeter.processChannels(
+            meters, inputs: inputs, channelCount: meterCount, count: frames, coefficients: meterCoefficients)
         var channel = 0
-        if channelCount == 2 {
-            // SAFETY: `meters` and `inputs` hold ≥ two entries; each input has ≥ frames samples.
-            ChannelMeter.processStereo(
-                meters, left: inputs[0], right: inputs[1], count: frames, coefficients: meterCoefficients)
-            // SAFETY: the mailbox slots hold ≥ two readings.
-            readings[0] = meters[0]
-            // SAFETY: as above.
-            readings[1] = meters[1]
-            channel = 2
-        }
-        // Any other inputs, and the clean channel when denoising.
         while channel < meterCount {
-            // SAFETY: `meters` and `inputs` hold `meterCount` entries; each has ≥ frames samples.
-            meters[channel].process(inputs[channel], count: frames, coefficients: meterCoefficients)
             // SAFETY: the mailbox slots hold `meterCount` readings.
             readings[channel] = meters[channel]
-            channel += 1
+            channel &+= 1
         }
         meterMailbox.publish()
 
@@ -456,9 +448,12 @@ struct CaptureKernel {
     }
 
     /// Interleaves `frameCount` frames of the recorded sources, from `start` on, into
-    /// `destination`. Static, so the call does not copy the kernel. Realtime thread.
+    /// `destination` (frame-major: every channel of frame 0, then of frame 1, …). Two channels
+    /// take `interleaveStereo`; otherwise each group of four channels is a 4 × 4 transpose of
+    /// four frames at a time (`interleaveQuad`) and the last one to three channels go sample by
+    /// sample. Static, so the call does not copy the kernel. Realtime thread.
     @_noLocks @_noAllocation
-    private static func interleave(
+    static func interleave(
         _ sources: UnsafeMutablePointer<UnsafePointer<Float>>, channelCount: Int,
         into destination: UnsafeMutableBufferPointer<Float>, fromFrame start: Int, frameCount: Int
     ) {
@@ -469,16 +464,86 @@ struct CaptureKernel {
             return
         }
         var channel = 0
+        while channel &+ 4 <= channelCount {
+            // SAFETY: channel + 4 ≤ channelCount sources, each holding ≥ start + frameCount samples;
+            // the destination holds frameCount · channelCount floats.
+            interleaveQuad(
+                sources + channel, fromFrame: start, into: base + channel, stride: channelCount,
+                frameCount: frameCount)
+            channel &+= 4
+        }
         while channel < channelCount {
             // SAFETY: each recorded source holds ≥ start + frameCount samples this cycle.
             let source = sources[channel] + start
             var frame = 0
             while frame < frameCount {
                 // SAFETY: frame * channelCount + channel < frameCount * channelCount ≤ destination.count.
-                base[frame * channelCount + channel] = source[frame]
-                frame += 1
+                base[frame &* channelCount &+ channel] = source[frame]
+                frame &+= 1
             }
-            channel += 1
+            channel &+= 1
+        }
+    }
+
+    /// Four channels of `interleave`: `sources[0 ..< 4]` from frame `start` into
+    /// `destination[frame · stride + k]`. Four frames at a time: four unaligned loads (one per
+    /// channel), a 4 × 4 transpose, four unaligned stores (one per frame); then the rest one by
+    /// one. The samples are moved as bits (loaded and stored as UInt32, so a NaN's payload
+    /// stays). Realtime thread.
+    @_noLocks @_noAllocation
+    static func interleaveQuad(
+        _ sources: UnsafeMutablePointer<UnsafePointer<Float>>, fromFrame start: Int,
+        into destination: UnsafeMutablePointer<Float>, stride: Int, frameCount: Int
+    ) {
+        // SAFETY: the caller passes four sources of ≥ start + frameCount samples.
+        let s0 = UnsafeRawPointer(sources[0] + start)
+        // SAFETY: as above.
+        let s1 = UnsafeRawPointer(sources[1] + start)
+        // SAFETY: as above.
+        let s2 = UnsafeRawPointer(sources[2] + start)
+        // SAFETY: as above.
+        let s3 = UnsafeRawPointer(sources[3] + start)
+        let out = UnsafeMutableRawPointer(destination)
+        let frameBytes = stride &* 4
+        var frame = 0
+        while frame &+ 4 <= frameCount {
+            let offset = frame &* 4
+            // SAFETY: frame + 4 ≤ frameCount samples in each source; unaligned loads.
+            let a = s0.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            let b = s1.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            let c = s2.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            let d = s3.loadUnaligned(fromByteOffset: offset, as: SIMD4<UInt32>.self)
+            let row = frame &* frameBytes
+            // SAFETY: frame k's four floats end at (frame + k) · stride + 4 ≤ frameCount · stride;
+            // unaligned stores.
+            out.storeBytes(of: SIMD4(a[0], b[0], c[0], d[0]), toByteOffset: row, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            out.storeBytes(
+                of: SIMD4(a[1], b[1], c[1], d[1]), toByteOffset: row &+ frameBytes, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            out.storeBytes(
+                of: SIMD4(a[2], b[2], c[2], d[2]), toByteOffset: row &+ 2 &* frameBytes, as: SIMD4<UInt32>.self)
+            // SAFETY: as above.
+            out.storeBytes(
+                of: SIMD4(a[3], b[3], c[3], d[3]), toByteOffset: row &+ 3 &* frameBytes, as: SIMD4<UInt32>.self)
+            frame &+= 4
+        }
+        while frame < frameCount {
+            let offset = frame &* 4
+            let row = frame &* frameBytes
+            var k = 0
+            while k < 4 {
+                // SAFETY: frame < frameCount; k < 4 sources; (frame · stride + k) floats fit.
+                let bits = UnsafeRawPointer(sources[k] + start).loadUnaligned(
+                    fromByteOffset: offset, as: UInt32.self)
+                // SAFETY: as above.
+                out.storeBytes(of: bits, toByteOffset: row &+ k &* 4, as: UInt32.self)
+                k &+= 1
+            }
+            frame &+= 1
         }
     }
 

@@ -58,6 +58,24 @@ public struct CaptureConfiguration: Sendable {
     /// Keep the level and loudness envelopes for a picture of the take (`record --report`).
     public var keepsAnalysisEnvelope = false
 
+    /// The most memory a session's capture buffers may take (`bufferBytes`): 256 MiB. It holds
+    /// 64 channels at 96 kHz or 16 channels at 192 kHz with room to spare (docs/recording.md);
+    /// a session that would need more is refused before anything is created.
+    public static let bufferMemoryCap = 256 << 20
+
+    /// Bytes of the buffers a session with these settings allocates, all sized from
+    /// channels × rate × seconds: the capture ring (when recording) and the analysis ring (when
+    /// analysing), each `ringSeconds` × rate frames (at least 8192) of `channels` floats, and the
+    /// writer's block of silence (4096 frames).
+    public static func bufferBytes(
+        channels: Int, sampleRate: Int, ringSeconds: Double, records: Bool, analyses: Bool
+    ) -> Int {
+        let ringFrames = max(Int(ringSeconds * Double(sampleRate)), 8192)
+        let rings = (records ? 1 : 0) + (analyses ? 1 : 0)
+        let floats = rings * ringFrames * channels + (records ? TakeWriter.silenceFrames * channels : 0)
+        return floats * MemoryLayout<Float>.stride
+    }
+
     public enum RecordedChannels: String, Sendable, CaseIterable {
         case raw, clean, all
     }
@@ -85,9 +103,23 @@ public enum CaptureError: Error, CustomStringConvertible {
     case file(SoundFileError)
     case denoise(NoiseSuppressorError)
     case loudness(LoudnessError)
+    /// The buffers would take more than `CaptureConfiguration.bufferMemoryCap`.
+    case buffersTooLarge(bytes: Int, channels: Int, sampleRate: Int)
+    /// The server has no room for the inputs (`jack_port_register` failed: its port table, jackd's
+    /// `--port-max`, is full).
+    case noRoomForPorts(wanted: Int, registered: Int, server: String)
 
     public var description: String {
         switch self {
+        case .buffersTooLarge(let bytes, let channels, let sampleRate):
+            let mebibytes = (bytes + (1 << 20) - 1) >> 20
+            return
+                "\(channels) channels at \(sampleRate) Hz need \(mebibytes) MiB of buffers, over micmon's cap of "
+                + "\(CaptureConfiguration.bufferMemoryCap >> 20) MiB (docs/recording.md); record fewer channels"
+        case .noRoomForPorts(let wanted, let registered, let server):
+            return
+                "the JACK server '\(server)' has room for only \(registered) of the \(wanted) inputs asked for "
+                + "(its port table is full: jackd --port-max); ask for fewer ports"
         case .loudness(let error): return error.description
         case .denoise(let error): return error.description
         case .jack(let error): return error.description
@@ -246,7 +278,26 @@ public final class CaptureSession {
         sources += Array(repeating: "", count: channelCount - sources.count)
         sourcePorts = sources
 
-        do { ports = try core.registerPorts("in", count: channelCount, direction: .input) } catch { throw .jack(error) }
+        let recordedCount: Int
+        switch suppressor == nil ? .raw : configuration.recordedChannels {
+        case .raw: recordedCount = channelCount
+        case .clean: recordedCount = 1
+        case .all: recordedCount = channelCount + 1
+        }
+        let bytes = CaptureConfiguration.bufferBytes(
+            channels: recordedCount, sampleRate: sampleRate, ringSeconds: configuration.ringSeconds,
+            records: configuration.recording != nil, analyses: configuration.loudnessMode != nil)
+        if bytes > CaptureConfiguration.bufferMemoryCap {
+            throw .buffersTooLarge(bytes: bytes, channels: recordedCount, sampleRate: sampleRate)
+        }
+        do { ports = try core.registerPorts("in", count: channelCount, direction: .input) } catch {
+            if case .portRegistrationFailed = error {
+                throw .noRoomForPorts(
+                    wanted: channelCount, registered: core.registeredPortCount,
+                    server: configuration.serverName ?? JackClient.defaultServerName)
+            }
+            throw .jack(error)
+        }
         channelNames = ports.map(\.shortName) + (suppressor == nil ? [] : ["clean"])
 
         var plan = CaptureMemory.Plan(

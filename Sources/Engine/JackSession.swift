@@ -91,7 +91,11 @@ final class JackSession<Kernel> {
         var ports: [JackPort] = []
         for index in 0 ..< count {
             ports.append(try client.registerPort(name: "\(prefix)_\(index + 1)", direction: direction))
+            registeredPortCount += 1
         }
         return ports
     }
+
+    /// Ports `registerPorts` has registered so far (what a full port table left room for).
+    private(set) var registeredPortCount = 0
 }

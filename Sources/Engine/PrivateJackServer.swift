@@ -40,7 +40,7 @@ public final class PrivateJackServer: @unchecked Sendable {
     public init(
         name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
         captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
-        diesWithParent: Bool = false, realtimePriority: Int? = nil
+        diesWithParent: Bool = false, realtimePriority: Int? = nil, portMaximum: Int? = nil
     ) throws {
         guard let jackd = Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
@@ -48,8 +48,10 @@ public final class PrivateJackServer: @unchecked Sendable {
         self.periodFrames = periodFrames
         logPath = Environment.temporaryFolder + "micmon-jackd-\(name).log"
         let priorityArguments = realtimePriority.map { ["-P", String($0)] } ?? []
+        // jackd's own `-p` (before `-d`): the size of the server's port table.
+        let portArguments = portMaximum.map { ["-p", String($0)] } ?? []
         let serverArguments =
-            ["-n", name] + priorityArguments + [
+            ["-n", name] + priorityArguments + portArguments + [
                 "-S", "-d", "dummy", "-r", String(sampleRate),
                 "-p", String(periodFrames), "-C", String(captureChannels), "-P", String(playbackChannels),
             ]

@@ -30,6 +30,9 @@ final class TakeWriter: @unchecked Sendable {
     /// The name of the crash-safe intermediate of a take at `path`: `path` + `.partial.w64`.
     static func partialPath(for path: String) -> String { path + ".partial.w64" }
 
+    /// Frames of the block of silence a drop is written from (a longer drop takes it again).
+    static let silenceFrames = 4096
+
     private let file: SoundFileWriter
     /// The asked container, when `file` is the crash-safe intermediate; nil otherwise.
     private let final: SoundFileWriter?
@@ -80,7 +83,7 @@ final class TakeWriter: @unchecked Sendable {
         self.channelCount = channelCount
         self.wakeInterval = wakeInterval
         self.headerIntervalNanoseconds = WakeSignal.nanoseconds(headerInterval)
-        silence = .allocate(capacity: 4096 * channelCount)
+        silence = .allocate(capacity: Self.silenceFrames * channelCount)
         silence.initialize(repeating: 0)
     }
 

@@ -53,9 +53,9 @@ public enum SummaryFormatter {
         }
         let nonFinite = zip(names, s.channels).filter { $0.1.nonFiniteCount > 0 }
         if !nonFinite.isEmpty {
-            lines.append(
-                "  non-finite: " + nonFinite.map { "\($0.0) \($0.1.nonFiniteCount)" }.joined(separator: ", ")
-                    + " samples (NaN or ±∞, metered as silence; counted in clips)")
+            lines += wrapped(
+                "  non-finite: ", nonFinite.map { "\($0.0) \($0.1.nonFiniteCount)" },
+                " samples (NaN or ±∞, metered as silence; counted in clips)")
         }
         if s.nonFiniteReplaced > 0 {
             lines.append("  monitor:   \(s.nonFiniteReplaced) non-finite samples sent as 0")
@@ -64,12 +64,10 @@ public enum SummaryFormatter {
             lines += AnalysisFormat.summaryLines(analysis, missedFrames: s.analysisFramesMissed)
         }
         if let b = s.ballistics {
-            lines.append(
-                "  meter:     \(b.type.rawValue) (0 = \(TextFormat.fixed(b.type.referenceDBFS, decimals: 0)) dBFS), highest "
-                    + b.channels.map {
-                        TextFormat.printable($0.name) + " " + TextFormat.fixed($0.maxReading, decimals: 1)
-                    }
-                    .joined(separator: ", ") + " " + b.type.unit)
+            lines += wrapped(
+                "  meter:     \(b.type.rawValue) (0 = \(TextFormat.fixed(b.type.referenceDBFS, decimals: 0)) dBFS), highest ",
+                b.channels.map { TextFormat.printable($0.name) + " " + TextFormat.fixed($0.maxReading, decimals: 1) },
+                " " + b.type.unit)
         }
         lines.append(
             "  xruns:     \(s.xruns)"
@@ -116,6 +114,36 @@ public enum SummaryFormatter {
             lines.append("  jitter:    \(s.timelineJitter) late counter reads, nothing lost")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The widest line `text` writes when names are short: a list of every channel (non-finite
+    /// counts, a meter's highest readings) wraps onto further lines, so 64 channels stay readable.
+    public static let lineWidth = 100
+
+    /// `head`, then `items` joined by ", ", then `tail`: one line when it fits in `lineWidth`,
+    /// else wrapped after a comma onto lines indented under the first item (the tail on a line
+    /// of its own when it does not fit after the last item).
+    static func wrapped(_ head: String, _ items: [String], _ tail: String) -> [String] {
+        guard let first = items.first else { return [head + tail] }
+        let indent = String(repeating: " ", count: head.count)
+        var lines: [String] = []
+        var current = head + first
+        for item in items.dropFirst() {
+            if current.count + 2 + item.count > lineWidth {
+                lines.append(current + ",")
+                current = indent + item
+            } else {
+                current += ", " + item
+            }
+        }
+        if current.count + tail.count > lineWidth {
+            lines.append(current)
+            current = indent + tail.drop { $0 == " " }
+        } else {
+            current += tail
+        }
+        lines.append(current)
+        return lines
     }
 
     /// The first `listedDrops` gaps, one line each, and how many more there are.

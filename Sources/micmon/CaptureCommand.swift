@@ -301,7 +301,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .noDefaultPorts, .denoise, .loudness:
+        case .unknownPort, .noDefaultPorts, .denoise, .loudness, .buffersTooLarge, .noRoomForPorts:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere || file.isInUse:
