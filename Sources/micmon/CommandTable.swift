@@ -229,8 +229,7 @@ enum CommandTable {
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
                         + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
                         + "--json prints it) beside it"),
-                help, versionOption,
-            ],
+            ] + operationsOptions + [help, versionOption],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
 
