@@ -80,6 +80,9 @@ final class TakeOperations {
         guardian = DiskGuard(
             folder: FileSystem.existingFolder(containing: path), minimumFreeBytes: options.minimumFreeBytes,
             rate: TakeByteRate(format: format, sampleRate: sampleRate, channelCount: channels))
+        fileClosedHandler = Self.makeFileClosedHandler(
+            thread: thread, retention: retention, command: options.onFileClosed, pattern: pattern,
+            sampleRate: sampleRate)
         event("start", at: session.framesTaken, ["MICMON_FILE": path])
     }
 
@@ -184,24 +187,39 @@ final class TakeOperations {
     }
 
     /// A finalized file of the take: its --on-file-closed hook, then retention, on the operations
-    /// thread. Any thread (the writer's file-closed callback may call it once per file).
-    func fileClosed(_ file: ClosedTakeFile) {
-        guard let thread else { return }
-        let hook = options.onFileClosed.map { command in
-            var variables = baseVariables(event: "file_closed", frame: file.takeRange.upperBound)
-            variables["MICMON_FILE"] = file.path
-            variables["MICMON_FRAMES"] = String(file.frameCount)
-            variables["MICMON_DROPS"] = String(file.framesDropped)
-            variables["MICMON_SERVER_GAPS"] = String(file.serverGaps)
-            variables["MICMON_TAKE_START_FRAME"] = String(file.takeRange.lowerBound)
-            variables["MICMON_TAKE_END_FRAME"] = String(file.takeRange.upperBound)
-            variables["MICMON_DURATION"] = TextFormat.fixed(Double(file.frameCount) / Double(sampleRate), decimals: 3)
-            if let failure = file.failure { variables["MICMON_FAILURE"] = failure }
-            return HookJob(
-                hook: "on-file-closed", event: "file_closed", command: command, takeFrame: file.takeRange.upperBound,
-                takeSeconds: seconds(file.takeRange.upperBound), environment: variables)
+    /// thread. Main thread; the writer thread calls `fileClosedHandler` instead.
+    func fileClosed(_ file: ClosedTakeFile) { fileClosedHandler(file) }
+
+    /// What `fileClosed` does, as a function of plain values any thread may call (the writer's
+    /// `onFileClosed` callback, once per finalized file of a rotating take): it only queues work.
+    /// Made by `takeStarted` for the take's rate.
+    private(set) var fileClosedHandler: @Sendable (ClosedTakeFile) -> Void = { _ in }
+
+    static func makeFileClosedHandler(
+        thread: OperationsThread?, retention: Retention?, command: String?, pattern: String, sampleRate: Int
+    ) -> @Sendable (ClosedTakeFile) -> Void {
+        { file in
+            guard let thread else { return }
+            let end = file.takeRange.upperBound
+            let seconds = Double(end) / Double(max(sampleRate, 1))
+            let hook = command.map { command in
+                let variables = [
+                    "MICMON_EVENT": "file_closed", "MICMON_TAKE_FRAME": String(end),
+                    "MICMON_TAKE_TIME": TextFormat.fixed(seconds, decimals: 3),
+                    "MICMON_SAMPLE_RATE": String(sampleRate),
+                    "MICMON_PATTERN": pattern, "MICMON_FILE": file.path, "MICMON_FRAMES": String(file.frameCount),
+                    "MICMON_DROPS": String(file.framesDropped), "MICMON_SERVER_GAPS": String(file.serverGaps),
+                    "MICMON_TAKE_START_FRAME": String(file.takeRange.lowerBound), "MICMON_TAKE_END_FRAME": String(end),
+                    "MICMON_DURATION": TextFormat.fixed(
+                        Double(file.frameCount) / Double(max(sampleRate, 1)), decimals: 3),
+                    "MICMON_FAILURE": file.failure ?? "",
+                ]
+                return HookJob(
+                    hook: "on-file-closed", event: "file_closed", command: command, takeFrame: end,
+                    takeSeconds: seconds, environment: variables)
+            }
+            thread.submit(.fileClosed(file, hook: hook, retention: retention, takeFrame: end))
         }
-        thread.submit(.fileClosed(file, hook: hook, retention: retention, takeFrame: file.takeRange.upperBound))
     }
 
     /// The take ended (its file finalized): the stop event, the file handed on, and a wait until

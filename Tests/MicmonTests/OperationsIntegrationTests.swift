@@ -97,6 +97,23 @@ extension JackIntegrationTests {
             #expect(outcome.isExact && outcome.frameCount == frames)
         }
 
+        @Test("drops reach --on-event as drop events with the frames dropped so far, on the take's timeline")
+        func dropEvents() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("hook-drop") + "/take.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "ops-hook-drop") + [
+                    "--duration", "8", "--json", "--on-event", "echo \"$MICMON_EVENT $MICMON_DROPS\"",
+                ], environment: ["MICMON_TEST_WRITER_STALL_SECONDS": "6"], timeout: 60)
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            let drops = lines(result.stdout, type: "hook").filter { $0.contains("\"event\":\"drop\"") }
+            let first = try #require(drops.first, "no drop event: \(result.stdout.suffix(2000))")
+            let dropped = try #require(first.firstMatch(of: /"output":"drop (\d+)"/).flatMap { Int($0.output.1) })
+            let frame = try #require(first.firstMatch(of: /"frame":(\d+)/).flatMap { Int($0.output.1) })
+            #expect(dropped > 0 && frame > 0 && frame <= 8 * server.sampleRate, "\(first)")
+            #expect(drops.allSatisfy { $0.contains("\"status\":\"ok\"") })
+        }
+
         @Test("retention never touches files micmon did not write for the pattern")
         func retentionSparesOtherFiles() throws {
             let server = try SharedTestServer.require()
