@@ -151,3 +151,16 @@ public struct ClosedTakeFile: Sendable, Equatable {
         self.failure = failure
     }
 }
+
+extension TakeEventLog {
+    /// Events kept so far.
+    public var count: Int { contents.withLock { $0.events.count } }
+
+    /// The events kept after the first `count`, in the order appended: a reader that follows the
+    /// log (the `--on-event` hooks) takes what is new since its last look.
+    public func events(after count: Int) -> [TakeEvent] {
+        contents.withLock { contents in
+            count < contents.events.count ? Array(contents.events[max(0, count)...]) : []
+        }
+    }
+}

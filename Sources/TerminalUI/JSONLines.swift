@@ -33,6 +33,10 @@ public enum JSONLines {
         if let reduction = status.noiseReductionDB { object.decibels("noise_reduction_db", reduction, decimals: 1) }
         if let loudness = status.loudness { object.object("loudness", AnalysisFormat.liveJSON(loudness)) }
         if let ballistics = status.ballistics { object.object("ballistics", ballistics.json(includesNow: true)) }
+        if let disk = status.disk {
+            object.integer("disk_free_bytes", disk.freeBytes)
+            object.number("disk_seconds_left", disk.secondsLeft, decimals: 1)
+        }
         return object.text
     }
 }

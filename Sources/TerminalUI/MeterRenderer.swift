@@ -76,6 +76,7 @@ public enum MeterRenderer {
         parts.append("xruns \(status.xruns)")
         parts.append("dropped \(status.framesDropped)")
         parts.append(recordingText(status))
+        if let disk = status.disk { parts.append(disk.text) }
         return parts.joined(separator: " | ")
     }
 
@@ -152,6 +153,7 @@ public enum MeterRenderer {
         line.add("  ")
         line.add("dropped \(status.framesDropped)", status.framesDropped > 0 ? "1;31" : nil)
         line.add("  \(status.sampleRate) Hz")
+        if let disk = status.disk { line.add("  " + disk.text) }
         if status.isRecording, let file = status.fileName { line.add("  " + TextFormat.printable(file)) }
         return line
     }

@@ -54,6 +54,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var loudness: LoudnessDisplay?
     /// The standard meter's readings (`--meter` other than peak).
     public var ballistics: BallisticsDisplay?
+    /// Free space on the take's file system and the time left at its rate (recording only).
+    public var disk: DiskDisplay?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,

@@ -24,6 +24,8 @@ public enum StopReason: Sendable, Equatable {
     case readFailed(String)
     /// Capture: no process cycle for the watchdog's limit while the server still answered.
     case cyclesStopped
+    /// Record: free space on the take's file system reached `--min-free` (the disk guard).
+    case diskSpaceLow
 
     /// The reason as the summaries print it.
     public var text: String {
@@ -40,6 +42,7 @@ public enum StopReason: Sendable, Equatable {
         case .serverStalled: return "the server stopped running process cycles"
         case .readFailed(let reason): return reason
         case .cyclesStopped: return "the graph stopped calling micmon (no process cycle while the server answered)"
+        case .diskSpaceLow: return "free disk space reached --min-free"
         }
     }
 }

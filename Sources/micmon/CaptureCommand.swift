@@ -33,11 +33,25 @@ enum CaptureCommand {
         configuration.loudnessMode = invocation.loudnessMode
         configuration.meterType = invocation.meterType
         configuration.keepsAnalysisEnvelope = invocation.writesReport
+        // record: retention, the disk guard and hooks; a file system already at --min-free
+        // refuses the take before anything is created.
+        var operations: TakeOperations?
+        if invocation.kind == .record, let path = invocation.filePath, let format = invocation.format {
+            let made = TakeOperations(invocation.operations, pattern: path, format: format, json: invocation.json)
+            if let problem = made.preflight() {
+                made.finish(output: nil)
+                Console.error("micmon: " + problem)
+                return .fileError
+            }
+            operations = made
+        }
+        defer { operations?.finish(output: nil) }
         guard invocation.waitsForServer else {
-            return run(configuration, json: invocation.json, labels: invocation.labels)
+            return run(configuration, json: invocation.json, labels: invocation.labels, operations: operations)
         }
         return runAcrossServerRestarts(
-            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels)
+            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels,
+            operations: operations)
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
@@ -46,12 +60,14 @@ enum CaptureCommand {
     /// A rate change ends the take the same way, and the next take starts at once at the new
     /// rate (the server never left, so nothing is waited for).
     static func runAcrossServerRestarts(
-        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = []
+        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = [],
+        operations: TakeOperations? = nil
     ) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json, labels: labels, waitsForCycles: true)
+            let code = run(
+                configuration, json: json, labels: labels, waitsForCycles: true, operations: operations)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
             }
@@ -120,7 +136,8 @@ enum CaptureCommand {
     /// time has passed (holding what was delivered; the summary says how much is missing).
     /// `labels`: `--label`, the screen's name for each input.
     static func run(
-        _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false
+        _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false,
+        operations: TakeOperations? = nil
     ) -> ExitCode {
         let session: CaptureSession
         do {
@@ -143,6 +160,7 @@ enum CaptureCommand {
 
         let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
         let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
+        if let path = configuration.recording?.path { operations?.takeStarted(session, path: path) }
         let stopReason: StopReason
         let watchdog = WallClockWatchdog(probe: session.cycleProbe)
         watchdog.start()
@@ -172,6 +190,7 @@ enum CaptureCommand {
             }
             for change in session.pollRoute() { output.report(change) }
             output.update(session)
+            let diskIsLow = operations?.tick(session, output: output) ?? false
             if StopSignals.received != 0 {
                 stopReason = .signal(StopSignals.received)
                 break
@@ -192,6 +211,10 @@ enum CaptureCommand {
                 stopReason = .fileFailed
                 break
             }
+            if diskIsLow {
+                stopReason = .diskSpaceLow
+                break
+            }
             if stallBegan != nil && !waitsForCycles {
                 stopReason = .cyclesStopped
                 endedWhileStalled = true
@@ -208,6 +231,9 @@ enum CaptureCommand {
         watchdog.stop()
         let summary = session.stop()
         output.finish(session)
+        if let path = configuration.recording?.path {
+            operations?.takeEnded(summary, reason: stopReason, path: path, output: output)
+        }
         var framesMissing: UInt64 = 0
         if endedWhileStalled, let duration = configuration.durationSeconds {
             let asked = UInt64((duration * Double(session.sampleRate)).rounded())
@@ -216,6 +242,12 @@ enum CaptureCommand {
         output.printSummary(
             summary, reason: stopReason, path: configuration.recording?.path, framesMissing: framesMissing)
         var code = exitCode(for: summary, server: session.client.serverName)
+        if stopReason == .diskSpaceLow && (code == .ok || code == .framesDropped) {
+            Console.error(
+                "micmon: the take was ended before its file system filled up (--min-free); the file holds every "
+                    + "frame taken")
+            code = .fileError
+        }
         if endedWhileStalled && (code == .ok || code == .framesDropped) {
             Console.error(
                 "micmon: " + Messages.cyclesStopped(server: session.client.serverName, stalls: watchdog.stallCount))

@@ -204,6 +204,8 @@ struct CaptureOptions: Equatable, Sendable {
     var meterType: MeterType = .peak
     /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
     var writesReport = false
+    /// `record`: retention, the disk guard and hooks (`OperationsOptions.swift`).
+    var operations = OperationsOptions()
 
     init(kind: Kind) {
         self.kind = kind
@@ -235,6 +237,7 @@ struct CaptureOptions: Equatable, Sendable {
         loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
         writesReport = scanned.isSet("report")
         meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
+        operations = try OperationsOptions(scanned)
 
         let positional = scanned.positionals
         switch kind {

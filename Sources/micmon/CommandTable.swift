@@ -145,7 +145,10 @@ enum CommandTable {
         .init(code: .usage, meaning: "usage error, bad input, or no port to connect (nothing was created)"),
         .init(code: .serverUnavailable, meaning: "no JACK server, or the server went away (the take is finalized)"),
         .init(code: .software, meaning: "internal error"),
-        .init(code: .fileError, meaning: "the file could not be written (finalized up to the fault)"),
+        .init(
+            code: .fileError,
+            meaning: "the file could not be written (finalized up to the fault), or record's disk guard ended the "
+                + "take at --min-free (every frame taken is in the file)"),
         .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
         .init(code: .sourceNeverConnected, meaning: "an input's source was never connected during the take (silence)"),
         .init(
@@ -229,8 +232,7 @@ enum CommandTable {
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
                         + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
                         + "--json prints it) beside it"),
-                help, versionOption,
-            ],
+            ] + operationsOptions + [help, versionOption],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }
 

@@ -25,6 +25,9 @@ final class MeterOutput {
     /// The sources' pretty names (JACK metadata), looked up again once a second of the take.
     private var prettyNames: [String?] = []
     private var prettyNamesLookedUpAt = -Double.infinity
+    /// Free space and time left on the take's file system (the disk guard's last look), shown on
+    /// the status line and in the `meter` object; nil hides them.
+    var disk: DiskDisplay?
 
     init(mode: Mode, fileName: String?, labels: [String?] = []) {
         self.mode = mode
@@ -85,6 +88,16 @@ final class MeterOutput {
         Console.error("micmon: " + event.text(waits: waits))
         screen.forgetDrawing()
         if mode == .json { Console.out(event.json + "\n") }
+    }
+
+    /// Reports a line of the recorder's operations (a hook's result, a warning, a file retention
+    /// removed): the text on stderr when there is one, the object with --json.
+    func report(text: String?, json: String?) {
+        if let text {
+            Console.error("micmon: " + text)
+            screen.forgetDrawing()
+        }
+        if mode == .json, let json { Console.out(json + "\n") }
     }
 
     /// Restores the terminal. Main thread.
@@ -164,6 +177,7 @@ final class MeterOutput {
             statusWithReduction.ballistics = BallisticsDisplay(
                 type: session.meterType, names: session.recordedChannelNames, meters: session.ballisticReadings())
         }
+        statusWithReduction.disk = disk
         return (channels, statusWithReduction)
     }
 }

@@ -112,3 +112,38 @@ extension SessionSummary {
         }
     }
 }
+
+extension HookReportLine {
+    /// A hook's result as the log shows it (`--hook-timeout` for the timed-out message).
+    init(_ result: HookResult, sampleRate: Int, timeout: Double) {
+        let status: Status
+        var exitCode: Int32?
+        var signal: Int32?
+        var detail = result.lastLine
+        switch result.outcome {
+        case .exited(let code):
+            status = code == 0 ? .ok : .failed
+            exitCode = code
+        case .signaled(let number):
+            status = .failed
+            signal = number
+        case .timedOut: status = .timedOut
+        case .failedToStart(let reason):
+            status = .notStarted
+            detail = reason
+        case .notRun(let reason):
+            status = .notRun
+            detail = reason
+        }
+        self.init(
+            hook: result.job.hook, event: result.job.event, command: result.job.command,
+            takeSeconds: result.job.takeSeconds, takeFrame: result.job.takeFrame, status: status, exitCode: exitCode,
+            signal: signal, seconds: result.seconds, detail: detail, timeout: timeout)
+    }
+}
+
+extension DiskDisplay {
+    init(_ reading: DiskReading) {
+        self.init(freeBytes: reading.freeBytes, secondsLeft: reading.secondsLeft)
+    }
+}

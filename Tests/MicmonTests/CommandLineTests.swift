@@ -56,6 +56,11 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "meter"): return ("ppm2a", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (_, "svg"): return ("take.svg", [])
+    case (_, "keep"): return ("3", [])
+    case (_, "keep-for"): return ("7d", [])
+    case (_, "min-free"): return ("512M", [])
+    case (_, "on-file-closed"), (_, "on-event"): return ("true", [])
+    case (_, "hook-timeout"): return ("5s", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])

@@ -19,7 +19,8 @@ extension JackIntegrationTests.FaultIntegrationTests {
         let path = mountPoint + "/take.flac"
         let partial = path + ".partial.w64"
         let result = try MicmonProcess.run(
-            recordArguments(path, server, name: "fulldisk-flac") + ["--duration", "30", "--json"], timeout: 40)
+            recordArguments(path, server, name: "fulldisk-flac") + ["--duration", "30", "--json", "--min-free", "0"],
+            timeout: 40)
         #expect(result.exitCode == 74, "stderr: \(result.stderr)")
         let summary = result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") } ?? ""
         #expect(summary.contains("\"partial\":\"\(partial)\""), "\(summary)")

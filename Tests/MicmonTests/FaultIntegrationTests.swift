@@ -76,7 +76,7 @@ extension JackIntegrationTests {
             defer { _ = Shell.run("umount", mountPoint) }
             let path = mountPoint + "/take.wav"
             let result = try MicmonProcess.run(
-                recordArguments(path, server, name: "fulldisk") + ["--duration", "30"], timeout: 40)
+                recordArguments(path, server, name: "fulldisk") + ["--duration", "30", "--min-free", "0"], timeout: 40)
             #expect(result.exitCode == 74, "stderr: \(result.stderr)")
             let errors = result.stderr.split(separator: "\n").filter { $0.contains("cannot write") }
             #expect(errors.count == 1, "stderr: \(result.stderr)")

@@ -168,7 +168,7 @@ extension JackIntegrationTests {
             let result = try MicmonProcess.run(
                 [
                     "record", path, "-s", server.name, "-n", "rec-summary-full", "-p", server.source.outputPorts[0],
-                    "-p", server.source.outputPorts[1], "--duration", "30", "--json",
+                    "-p", server.source.outputPorts[1], "--duration", "30", "--json", "--min-free", "0",
                 ], timeout: 40)
             #expect(result.exitCode == 74, "stderr: \(result.stderr)")
             let summary = try #require(

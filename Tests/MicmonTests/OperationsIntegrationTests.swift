@@ -1,0 +1,281 @@
+import Foundation
+import Glibc
+import SoundFile
+import Testing
+
+@testable import micmon
+
+extension JackIntegrationTests {
+    /// A recorder left running: retention of its files, the disk guard on a small tmpfs, hooks;
+    /// each take checked sample for sample against the counter source.
+    @Suite("Operations")
+    struct OperationsIntegrationTests {
+        func recordArguments(_ path: String, _ server: SharedTestServer, name: String) -> [String] {
+            [
+                "record", path, "-s", server.name, "-n", name, "-p", server.source.outputPorts[0], "-p",
+                server.source.outputPorts[1],
+            ]
+        }
+
+        func lines(_ stdout: String, type: String) -> [Substring] {
+            stdout.split(separator: "\n").filter { $0.contains("\"type\":\"\(type)\"") }
+        }
+
+        /// Mounts a tmpfs of `size` under /tmp/ops-*, for `body`; unmounted after.
+        func withSmallDisk(_ size: String, _ body: (String) throws -> Void) throws {
+            try TestEnvironment.require(TestEnvironment.isRoot, "needs root to mount a small tmpfs (CI runs as root)")
+            let mountPoint = "/tmp/ops-\(getpid())-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+            try #require(Shell.run("mount", "-t", "tmpfs", "-o", "size=\(size)", "tmpfs", mountPoint) == 0)
+            defer { _ = Shell.run("umount", mountPoint) }
+            try body(mountPoint)
+        }
+
+        @Test("--on-file-closed gets the finalized file's path, frames, drops and server gaps; the take is exact")
+        func fileClosedHookEnvironment() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("hook-env")
+            let path = folder + "/take one.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "ops-hook-env") + [
+                    "--duration", "1", "--json",
+                    "--on-file-closed", "env | grep ^MICMON_ | sort > '\(folder)/env.txt'",
+                ], timeout: 30)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let environment = try String(contentsOfFile: folder + "/env.txt", encoding: .utf8)
+            let variables = Dictionary(
+                environment.split(separator: "\n").map {
+                    let parts = $0.split(separator: "=", maxSplits: 1)
+                    return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+                }, uniquingKeysWith: { $1 })
+            #expect(variables["MICMON_FILE"] == path)
+            #expect(variables["MICMON_FRAMES"] == String(server.sampleRate))
+            #expect(variables["MICMON_DROPS"] == "0")
+            #expect(variables["MICMON_SERVER_GAPS"] == "0")
+            #expect(variables["MICMON_EVENT"] == "file_closed")
+            #expect(variables["MICMON_TAKE_END_FRAME"] == String(server.sampleRate))
+            let hook = try #require(lines(result.stdout, type: "hook").first)
+            #expect(hook.contains("\"status\":\"ok\"") && hook.contains("\"frame\":\(server.sampleRate)"), "\(hook)")
+            // The summary comes last, after the hook's result.
+            #expect(result.stdout.split(separator: "\n").last?.contains("\"type\":\"summary\"") == true)
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.isExact && outcome.frameCount == server.sampleRate)
+        }
+
+        @Test("a hanging hook is killed after --hook-timeout, a failing one is logged; neither touches the take")
+        func hangingAndFailingHooks() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("hook-hang")
+            let path = folder + "/take.wav"
+            // start: hangs (its pid noted), stop: fails with a message.
+            let command =
+                "if [ \"$MICMON_EVENT\" = start ]; then echo $$ > '\(folder)/pid'; exec sleep 600; fi; "
+                + "echo \"no luck at $MICMON_TAKE_FRAME\" >&2; exit 9"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "ops-hook-hang") + [
+                    "--duration", "2", "--json", "--on-event", command, "--hook-timeout", "1s",
+                ], timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let hooks = lines(result.stdout, type: "hook")
+            let start = try #require(hooks.first { $0.contains("\"event\":\"start\"") })
+            #expect(start.contains("\"status\":\"timed_out\""), "\(start)")
+            #expect(start.contains("\"time\":0.000"), "\(start)")
+            let stop = try #require(hooks.first { $0.contains("\"event\":\"stop\"") })
+            let frames = 2 * server.sampleRate
+            #expect(stop.contains("\"status\":\"failed\",\"exit_code\":9"), "\(stop)")
+            #expect(stop.contains("\"frame\":\(frames)") && stop.contains("\"output\":\"no luck at \(frames)\""))
+            #expect(
+                result.stderr.contains("hook --on-event (start) still running after 1.0 s (--hook-timeout): killed"))
+            #expect(result.stderr.contains("hook --on-event (stop) failed: exit 9: no luck at \(frames)"))
+            let pid = try #require(
+                Int32(
+                    try String(contentsOfFile: folder + "/pid", encoding: .utf8).trimmingCharacters(
+                        in: .whitespacesAndNewlines)))
+            #expect(kill(pid, 0) != 0, "the hanging hook \(pid) is still running")
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.isExact && outcome.frameCount == frames)
+        }
+
+        @Test("drops reach --on-event as drop events with the frames dropped so far, on the take's timeline")
+        func dropEvents() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("hook-drop") + "/take.wav"
+            let result = try MicmonProcess.run(
+                recordArguments(path, server, name: "ops-hook-drop") + [
+                    "--duration", "8", "--json", "--on-event", "echo \"$MICMON_EVENT $MICMON_DROPS\"",
+                ], environment: ["MICMON_TEST_WRITER_STALL_SECONDS": "6"], timeout: 60)
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
+            let drops = lines(result.stdout, type: "hook").filter { $0.contains("\"event\":\"drop\"") }
+            let first = try #require(drops.first, "no drop event: \(result.stdout.suffix(2000))")
+            let dropped = try #require(first.firstMatch(of: /"output":"drop (\d+)"/).flatMap { Int($0.output.1) })
+            let frame = try #require(first.firstMatch(of: /"frame":(\d+)/).flatMap { Int($0.output.1) })
+            #expect(dropped > 0 && frame > 0 && frame <= 8 * server.sampleRate, "\(first)")
+            #expect(drops.allSatisfy { $0.contains("\"status\":\"ok\"") })
+        }
+
+        @Test("retention never touches files micmon did not write for the pattern")
+        func retentionSparesOtherFiles() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("retention")
+            let foreign = ["old-take.wav", "take-2.wav", "notes.txt", ".micmon-files-other.wav"].map {
+                folder + "/" + $0
+            }
+            for path in foreign { _ = FileManager.default.createFile(atPath: path, contents: Data("mine".utf8)) }
+            let first = folder + "/take.wav"
+            let run1 = try MicmonProcess.run(
+                recordArguments(first, server, name: "ops-keep") + ["--duration", "0.5", "--keep", "1"], timeout: 30)
+            #expect(run1.exitCode == 0, "stderr: \(run1.stderr)")
+            // Another pattern in the same folder, keeping one file: the first pattern's file stays.
+            let second = folder + "/other.wav"
+            let run2 = try MicmonProcess.run(
+                recordArguments(second, server, name: "ops-keep") + [
+                    "--duration", "0.5", "--keep", "1", "--keep-for", "1ms",
+                ], timeout: 30)
+            #expect(run2.exitCode == 0, "stderr: \(run2.stderr)")
+            for path in foreign + [first, second] {
+                #expect(FileManager.default.fileExists(atPath: path), "\(path) is gone")
+            }
+            for path in foreign {
+                #expect(try String(contentsOfFile: path, encoding: .utf8) == "mine", "\(path) was changed")
+            }
+            let manifest = try String(contentsOfFile: folder + "/.micmon-files-take.wav", encoding: .utf8)
+            #expect(manifest.hasPrefix("micmon-files 1\ttake.wav\n") && manifest.hasSuffix("\ttake.wav\n"))
+            #expect(try TakeCheck.verify(path: first).isExact)
+        }
+
+        @Test(
+            "the disk guard ends the take before a small tmpfs fills: warnings on the timeline, every frame in the file, exit 74",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
+        func diskGuardStopsBeforeFull() throws {
+            let server = try SharedTestServer.require()
+            try withSmallDisk("3m") { mountPoint in
+                let path = mountPoint + "/take.wav"
+                let result = try MicmonProcess.run(
+                    recordArguments(path, server, name: "ops-guard") + [
+                        "--duration", "60", "--json", "--bits", "16", "--min-free", "512K",
+                        "--on-event", "echo $MICMON_EVENT $MICMON_FREE_BYTES",
+                    ], timeout: 90)
+                #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+                let summary = try #require(lines(result.stdout, type: "summary").last)
+                #expect(summary.contains("\"reason\":\"free disk space reached --min-free\""), "\(summary)")
+                #expect(summary.contains("\"frames_dropped\":0"))
+                let warnings = lines(result.stdout, type: "warning")
+                #expect(warnings.filter { $0.contains("\"warning\":\"disk_low\"") }.count == 1, "\(warnings)")
+                let stop = try #require(warnings.first { $0.contains("\"warning\":\"disk_stop\"") })
+                #expect(stop.contains("\"free_bytes\":") && stop.contains("\"frame\":"), "\(stop)")
+                #expect(lines(result.stdout, type: "hook").contains { $0.contains("\"event\":\"disk_stop\"") })
+                let meter = try #require(lines(result.stdout, type: "meter").last)
+                #expect(meter.contains("\"disk_free_bytes\":") && meter.contains("\"disk_seconds_left\":"))
+                #expect(result.stderr.contains("free space on \(mountPoint) reached --min-free"), "\(result.stderr)")
+                let claimed = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+                let outcome = try TakeCheck.verify(path: path)
+                #expect(outcome.isExact, "first mismatch at \(outcome.firstMismatch ?? -1)")
+                #expect(outcome.frameCount == claimed && claimed > server.sampleRate)
+                var info = statvfs()
+                #expect(statvfs(mountPoint, &info) == 0 && UInt64(info.f_bavail) * UInt64(info.f_frsize) >= 512 << 10)
+            }
+        }
+
+        @Test(
+            "another writer fills the disk anyway: the file holds everything up to the fault, exit 74",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
+        func diskFilledByAnotherWriter() throws {
+            let server = try SharedTestServer.require()
+            try withSmallDisk("4m") { mountPoint in
+                let path = mountPoint + "/take.wav"
+                let child = try MicmonProcess(
+                    recordArguments(path, server, name: "ops-filled") + [
+                        "--duration", "60", "--json", "--bits", "16", "--min-free", "64K",
+                    ])
+                #expect(child.waitUntilRecorded(seconds: 1), "stderr: \(child.stderrSoFar)")
+                Shell.run("dd", "if=/dev/zero", "of=\(mountPoint)/filler", "bs=64k")
+                let result = child.wait(timeout: 30)
+                #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+                let summary = try #require(lines(result.stdout, type: "summary").last)
+                let claimed = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+                let outcome = try TakeCheck.verify(path: path)
+                #expect(outcome.isExact, "first mismatch at \(outcome.firstMismatch ?? -1)")
+                #expect(outcome.frameCount == claimed && claimed > 0)
+            }
+        }
+
+        @Test(
+            "a file system already at --min-free refuses the take before anything is created",
+            .enabled(if: TestEnvironment.runs(needing: TestEnvironment.isRoot), "needs root to mount a small tmpfs"))
+        func belowMinimumAtStart() throws {
+            let server = try SharedTestServer.require()
+            try withSmallDisk("1m") { mountPoint in
+                let path = mountPoint + "/take.wav"
+                let result = try MicmonProcess.run(
+                    recordArguments(path, server, name: "ops-nofree") + ["--duration", "5"], timeout: 30)
+                #expect(result.exitCode == 74, "stderr: \(result.stderr)")
+                #expect(result.stderr.contains("not above --min-free 256.0 MiB; nothing was recorded"))
+                #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint).isEmpty)
+            }
+        }
+
+        @Test(
+            "bad sizes, durations and hook commands exit 64 with one line and create nothing",
+            arguments: [
+                ["--keep", "0"], ["--keep", "two"], ["--keep", "1.5"], ["--keep-for", "0"], ["--keep-for", "5x"],
+                ["--keep-for", "-1h"], ["--keep-for", "h"], ["--keep-for", "1e3s"], ["--min-free", "12Q"],
+                ["--min-free", "-1"], ["--min-free", "2P"], ["--min-free", "M"], ["--min-free", ""],
+                ["--hook-timeout", "0"], ["--hook-timeout", "2d"], ["--hook-timeout", "nan"], ["--on-event", " "],
+                ["--on-file-closed", ""],
+            ])
+        func badInputs(_ extra: [String]) throws {
+            let folder = TestEnvironment.scratchFolder("ops-bad")
+            let path = folder + "/take.wav"
+            let result = try MicmonProcess.run(["record", path, "-s", "micmon-no-such-server"] + extra, timeout: 20)
+            #expect(result.exitCode == 64, "\(extra): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(extra): \(result.stderr)")
+            #expect(result.stderr.contains(extra[0]), "\(extra): \(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        }
+    }
+}
+
+@Suite("Operations: values")
+struct OperationsValueTests {
+    @Test func durations() throws {
+        #expect(try OptionValue.timeSpan("90", option: "--x", upTo: 1e9) == 90)
+        #expect(try OptionValue.timeSpan("250ms", option: "--x", upTo: 1e9) == 0.25)
+        #expect(try OptionValue.timeSpan("30s", option: "--x", upTo: 1e9) == 30)
+        #expect(try OptionValue.timeSpan("15m", option: "--x", upTo: 1e9) == 900)
+        #expect(try OptionValue.timeSpan("1.5h", option: "--x", upTo: 1e9) == 5400)
+        #expect(try OptionValue.timeSpan("7d", option: "--x", upTo: 1e9) == 604_800)
+    }
+
+    @Test func sizes() throws {
+        #expect(try OptionValue.byteSize("0", option: "--x") == 0)
+        #expect(try OptionValue.byteSize("1048576", option: "--x") == 1 << 20)
+        #expect(try OptionValue.byteSize("256M", option: "--x") == 256 << 20)
+        #expect(try OptionValue.byteSize("256MiB", option: "--x") == 256 << 20)
+        #expect(try OptionValue.byteSize("1.5G", option: "--x") == 3 << 29)
+        #expect(try OptionValue.byteSize("100KB", option: "--x") == 102_400)
+        #expect(try OptionValue.byteSize("2k", option: "--x") == 2048)
+    }
+
+    @Test func recordTakesTheOptionsAndDefaults() throws {
+        guard case .record(let options) = try Command.parse(["record", "t.wav"]) else {
+            Issue.record("not a record command")
+            return
+        }
+        #expect(options.operations == OperationsOptions())
+        #expect(options.operations.minimumFreeBytes == 256 << 20 && options.operations.hookTimeoutSeconds == 30)
+        guard
+            case .record(let set) = try Command.parse([
+                "record", "t.wav", "--keep", "3", "--keep-for=2h", "--min-free", "1G", "--on-file-closed", "a",
+                "--on-event", "b", "--hook-timeout", "5s",
+            ])
+        else {
+            Issue.record("not a record command")
+            return
+        }
+        #expect(set.operations.keepCount == 3 && set.operations.keepForSeconds == 7200)
+        #expect(set.operations.minimumFreeBytes == 1 << 30)
+        #expect(set.operations.onFileClosed == "a" && set.operations.onEvent == "b")
+        #expect(set.operations.hookTimeoutSeconds == 5)
+    }
+}
