@@ -222,7 +222,7 @@ final class TakeOperations {
         }
     }
 
-    /// The take ended (its file finalized): the stop event, the file handed on, and a wait until
+    /// The take ended (its file finalized): the file handed on, the stop event, and a wait until
     /// every hook and retention pass queued so far has run (each hook bounded by --hook-timeout),
     /// printing what they did, so the summary comes last. Main thread.
     func takeEnded(_ summary: CaptureSummary, reason: StopReason, path: String, output: MeterOutput) {
@@ -232,14 +232,14 @@ final class TakeOperations {
         if summary.fileError != nil, let reader = try? SoundFileReader(path: path) {
             frames = min(frames, UInt64(max(0, reader.frameCount)))
         }
-        event(
-            "stop", at: end,
-            ["MICMON_REASON": reason.text, "MICMON_FILE": path, "MICMON_FRAMES": String(frames)])
         fileClosed(
             ClosedTakeFile(
                 path: summary.partialPath ?? path, frameCount: frames, takeRange: 0 ..< end,
                 framesDropped: summary.framesDropped, serverGaps: summary.serverGapCount,
                 failure: summary.fileError?.description))
+        event(
+            "stop", at: end,
+            ["MICMON_REASON": reason.text, "MICMON_FILE": path, "MICMON_FRAMES": String(frames)])
         guardian = nil
         thread?.drain { printReports(output, $0) }
     }
