@@ -205,6 +205,10 @@ public struct SessionSummary: Sendable, Equatable {
     public var analysis: TakeAnalysisResult?
     /// Frames the analysis missed (it fell behind); 0 normally.
     public var analysisFramesMissed: UInt64 = 0
+    /// The files a rotation or trigger run wrote (the latest listed), and how many in all (0:
+    /// one plain take, `filePath` says it).
+    public var files: [TakeFileEntry] = []
+    public var fileCount = 0
     /// The standard meter's highest readings (`--meter` other than peak).
     public var ballistics: BallisticsDisplay?
 

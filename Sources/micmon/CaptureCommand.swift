@@ -10,7 +10,7 @@ enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
-            do { try OutputPath.check(path, force: invocation.force) } catch {
+            do { try OutputPath.checkPattern(path, force: invocation.force, rotation: invocation.rotation) } catch {
                 Console.error("micmon: \(error.description)")
                 return .usage
             }
@@ -33,6 +33,7 @@ enum CaptureCommand {
         configuration.loudnessMode = invocation.loudnessMode
         configuration.meterType = invocation.meterType
         configuration.keepsAnalysisEnvelope = invocation.writesReport
+        configuration.rotation = invocation.rotation
         guard invocation.waitsForServer else {
             return run(configuration, json: invocation.json, labels: invocation.labels)
         }
@@ -77,7 +78,15 @@ enum CaptureCommand {
                 }
             }
             takeNumber += 1
-            if let recording = first.recording {
+            if let recording = first.recording, first.rotation.writesSeveralFiles {
+                // FILE is a pattern: the next files are named by their time (and numbered when
+                // a name is taken), as the run's files were.
+                Console.error(
+                    "micmon: "
+                        + (code == .sampleRateChanged
+                            ? Messages.continuingAtNewRate(into: recording.path)
+                            : Messages.serverBack(continuingInto: recording.path)))
+            } else if let recording = first.recording {
                 // A name already taken (an earlier run's continuation) is skipped, not overwritten
                 // without --force.
                 var path = continuationPath(recording.path, take: takeNumber)
@@ -171,6 +180,7 @@ enum CaptureCommand {
                         secondsWithoutCycle: MonotonicClock.seconds() - since), waits: waitsForCycles)
             }
             for change in session.pollRoute() { output.report(change) }
+            output.reportTakeFiles(session)
             output.update(session)
             if StopSignals.received != 0 {
                 stopReason = .signal(StopSignals.received)
@@ -207,6 +217,7 @@ enum CaptureCommand {
         }
         watchdog.stop()
         let summary = session.stop()
+        output.reportTakeFiles(session)
         output.finish(session)
         var framesMissing: UInt64 = 0
         if endedWhileStalled, let duration = configuration.durationSeconds {
@@ -301,7 +312,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .noDefaultPorts, .denoise, .loudness:
+        case .unknownPort, .noDefaultPorts, .denoise, .loudness, .setting:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere || file.isInUse:

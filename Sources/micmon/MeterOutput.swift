@@ -25,6 +25,9 @@ final class MeterOutput {
     /// The sources' pretty names (JACK metadata), looked up again once a second of the take.
     private var prettyNames: [String?] = []
     private var prettyNamesLookedUpAt = -Double.infinity
+    /// Take events and finalized files reported so far (`reportTakeFiles`).
+    private var eventsReported = 0
+    private var filesReported = 0
 
     init(mode: Mode, fileName: String?, labels: [String?] = []) {
         self.mode = mode
@@ -85,6 +88,35 @@ final class MeterOutput {
         Console.error("micmon: " + event.text(waits: waits))
         screen.forgetDrawing()
         if mode == .json { Console.out(event.json + "\n") }
+    }
+
+    /// Trigger and rotation events, and files finalized, since the last call: on stderr (not
+    /// with --json) and as JSON event lines with --json. Main thread.
+    func reportTakeFiles(_ session: CaptureSession) {
+        guard session.writesSeveralFiles else { return }
+        let events = session.events.events(from: eventsReported)
+        eventsReported += events.count
+        for event in events where [.triggerStart, .triggerStop, .split].contains(event.kind) {
+            let line = TakeTimelineEvent(
+                kind: event.kind.rawValue, takeFrame: event.takeFrame, sampleRate: session.sampleRate)
+            if mode == .json {
+                Console.out(line.json + "\n")
+            } else {
+                Console.error("micmon: " + line.text)
+                screen.forgetDrawing()
+            }
+        }
+        let closed = session.closedFiles(after: filesReported)
+        filesReported = closed.total
+        for file in closed.files {
+            let entry = TakeFileEntry(file)
+            if mode == .json {
+                Console.out(entry.closedJSON(sampleRate: session.sampleRate) + "\n")
+            } else {
+                Console.error("micmon: " + entry.text)
+                screen.forgetDrawing()
+            }
+        }
     }
 
     /// Restores the terminal. Main thread.
