@@ -14,9 +14,10 @@ struct SplitClock: Sendable {
     var firstFrameWallClock: Double
     var sampleRate: Int
 
-    /// The wall-clock time of `takeFrame`.
+    /// The wall-clock time of `takeFrame`: of the middle of the frame, so that a frame placed on
+    /// a whole second by `nextBoundary` (rounded to the nearest frame) is named by that second.
     func wallClock(ofTakeFrame takeFrame: UInt64) -> Double {
-        firstFrameWallClock + Double(takeFrame) / Double(sampleRate)
+        firstFrameWallClock + (Double(takeFrame) + 0.5) / Double(sampleRate)
     }
 
     /// The first take frame after `takeFrame` whose wall-clock time is a whole multiple of
