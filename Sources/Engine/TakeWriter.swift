@@ -342,7 +342,8 @@ final class TakeWriter: @unchecked Sendable {
             }
             framesBelowOff = above ? 0 : framesBelowOff + 1
         }
-        triggerState.store(framesBelowOff > 0 ? 2 : 1, ordering: .relaxed)
+        // Hanging: below the off level for more than 0.1 s (not between two peaks of a sound).
+        triggerState.store(framesBelowOff > UInt64(sampleRate / 10) ? 2 : 1, ordering: .relaxed)
         return frames
     }
 

@@ -153,6 +153,7 @@ public enum MeterRenderer {
         line.add("dropped \(status.framesDropped)", status.framesDropped > 0 ? "1;31" : nil)
         line.add("  \(status.sampleRate) Hz")
         if status.isRecording, let file = status.fileName { line.add("  " + TextFormat.printable(file)) }
+        if let trigger = status.triggerState { line.add("  " + trigger) }
         return line
     }
 

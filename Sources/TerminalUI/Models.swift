@@ -54,6 +54,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var loudness: LoudnessDisplay?
     /// The standard meter's readings (`--meter` other than peak).
     public var ballistics: BallisticsDisplay?
+    /// With `record --trigger`: "armed", "recording" or "hanging" (below the off level).
+    public var triggerState: String?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,

@@ -180,6 +180,12 @@ final class MeterOutput {
             xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
             framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
         var statusWithReduction = status
+        switch session.triggerState {
+        case .armed?: statusWithReduction.triggerState = "armed"
+        case .recording?: statusWithReduction.triggerState = "recording"
+        case .hanging?: statusWithReduction.triggerState = "hanging"
+        case nil: break
+        }
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
         }
