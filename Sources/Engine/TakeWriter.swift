@@ -380,6 +380,8 @@ final class TakeWriter: @unchecked Sendable {
     /// The current file ends at `takeFrame` (= `position`); the next begins there.
     private func split(at takeFrame: UInt64) {
         while let request = requestedSplits.first, request <= takeFrame { requestedSplits.removeFirst() }
+        // A request at a file's very start (or before it) would leave an empty file: none is made.
+        if let file = current, file.timeline.frameCount == 0, boundary.map({ $0 > takeFrame }) ?? true { return }
         let next: TakeFile
         if let upcoming {
             next = upcoming

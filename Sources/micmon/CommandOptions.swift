@@ -275,6 +275,9 @@ struct CaptureOptions: Equatable, Sendable {
             throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
         }
         if kind == .record { rotation = try OptionValue.rotation(scanned, path: filePath ?? "") }
+        if writesReport && rotation.writesSeveralFiles {
+            throw UsageError("--report applies to a single take, not with --split or --trigger")
+        }
     }
 }
 

@@ -113,6 +113,21 @@ final class TakeSegmenterTests {
         #expect(events.events == [TakeEvent(.split, at: 3000)])
     }
 
+    @Test("split requests at a file's start, or twice at one frame, make no empty file")
+    func splitRequestsAtTheStart() throws {
+        let control = TakeControl()
+        let writer = try makeWriter(TakeRotation(), control: control)
+        control.post(TakeRequest(.split, at: 0))
+        control.post(TakeRequest(.split, at: 4000))
+        control.post(TakeRequest(.split, at: 4000))
+        writer.start()
+        queue(0 ..< 6000)
+        let result = writer.finish()
+        #expect(result.files.map(\.frameCount) == [4000, 2000])
+        try expectHolds(result.files[0], 0 ..< 4000)
+        try expectHolds(result.files[1], 4000 ..< 6000)
+    }
+
     @Test("trigger: one file per burst, from the pre-roll before the crossing to the hang time after it")
     func triggerWithPreRollAndHang() throws {
         var rotation = TakeRotation()

@@ -650,6 +650,9 @@ struct CommandLineTests {
             arguments: ["record", "SCRATCH/t.wav", "--trigger", "-30", "--trigger-off", "-20"],
             message: "--trigger-off (-20 dB) must not be above --trigger (-30 dB)"),
         BadInput(
+            name: "report with split", arguments: ["record", "SCRATCH/%H%M%S.wav", "--split", "1h", "--report"],
+            message: "--report applies to a single take"),
+        BadInput(
             name: "hang without trigger", arguments: ["record", "SCRATCH/t.wav", "--hang", "2"],
             message: "apply only with --trigger"),
         BadInput(
