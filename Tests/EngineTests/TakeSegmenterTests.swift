@@ -195,3 +195,26 @@ final class TakeSegmenterTests {
         #expect(buffer.frameCount == 0)
     }
 }
+
+/// `--split-on-clock` boundaries and the times files are named by.
+@Suite("Split clock")
+struct SplitClockTests {
+    @Test("a boundary on a whole second is named by that second, whatever the first frame's time")
+    func boundaryNamesItsSecond() {
+        // Zones are whole seconds from UTC: a whole local second is a whole UTC second.
+        for step in 0 ..< 2000 {
+            let first = 1_796_000_000 + Double(step) * 0.000_731
+            let clock = SplitClock(firstFrameWallClock: first, sampleRate: 48000)
+            var frame: UInt64 = 0
+            for _ in 0 ..< 3 {
+                frame = clock.nextBoundary(after: frame, every: 1)
+                let second = clock.wallClock(ofTakeFrame: frame).rounded(.down)
+                let expected = (first + Double(frame) / 48000).rounded()
+                if second != expected {
+                    Issue.record("first frame at \(first): boundary frame \(frame) is named \(second), not \(expected)")
+                    return
+                }
+            }
+        }
+    }
+}
