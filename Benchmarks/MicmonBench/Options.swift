@@ -15,12 +15,12 @@ struct Options {
     /// take is taken again (at most `rounds` retakes in a run); 100 turns retakes off.
     var maxStealPercent = 2.0
 
-    static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling"]
+    static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
                             [--ring-blocks N] [--micmon PATH]
-                            [--only ring,meters,denoise,loudness,record,scaling] [--max-steal P]
+                            [--only ring,meters,denoise,loudness,record,scaling,rotation] [--max-steal P]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)

@@ -1,5 +1,6 @@
 import DSP
 import Engine
+import Foundation
 import Glibc
 import Platform
 import SoundFile
@@ -18,7 +19,12 @@ final class ProcessBench {
     enum Purpose: String, Codable {
         case warmUp = "warm-up"
         case comparison, scaling, disturbed
+        /// micmon plain and with `ProcessBench.rotationArguments`, side by side.
+        case rotation
     }
+
+    /// What a rotating take adds to `record` (the bench's rotation section).
+    static let rotationArguments = ["--pre-roll", "10", "--split", "10s"]
 
     /// One run of one program.
     struct Run: Codable {
@@ -46,6 +52,8 @@ final class ProcessBench {
         var sampleRate: Int?
         var periodFrames: Int?
         var ports: String?
+        /// Recorded with `rotationArguments` (into files named FILE-HHMMSS.wav, checked concatenated).
+        var rotating: Bool?
 
         var succeeded: Bool { failure == nil }
         /// The rusage of a take that lasted its full length (others are not measured).
@@ -100,17 +108,30 @@ final class ProcessBench {
     ///
     /// stdout and stderr go to a file (not a terminal, so micmon prints one plain line a second,
     /// as it would to /dev/null) because the summaries of micmon and jack_capture are read back.
-    func run(_ program: Program, _ purpose: Purpose, round: Int, seconds: Double, ports: [String]? = nil) -> Run {
+    func run(
+        _ program: Program, _ purpose: Purpose, round: Int, seconds: Double, ports: [String]? = nil,
+        rotating: Bool = false
+    ) -> Run {
         let ports = ports ?? sourcePorts
-        let tag = "\(program.rawValue)-\(purpose.rawValue)-\(ports.count)ch-r\(round)"
-        let file = "\(directory)/\(tag).wav"
+        let tag = "\(program.rawValue)-\(purpose.rawValue)-\(ports.count)ch-r\(round)" + (rotating ? "-rot" : "")
+        let file = "\(directory)/\(tag)" + (rotating ? "-%H%M%S.wav" : ".wav")
         let output = "\(directory)/\(tag).out"
-        let argv = arguments(program, ports: ports, seconds: seconds, file: file)
+        let argv =
+            arguments(program, ports: ports, seconds: seconds, file: file) + (rotating ? Self.rotationArguments : [])
         var run = Run(
             program: program, purpose: purpose, round: round, channels: ports.count, seconds: seconds,
             commandLine: argv.joined(separator: " "))
+        if rotating { run.rotating = true }
+        // A rotating take's files, in order (named by their second: `tag-HHMMSS.wav`).
+        func files() -> [String] {
+            guard rotating else { return [file] }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.filter { $0.hasPrefix(tag + "-") && $0.hasSuffix(".wav") }.sorted().map {
+                directory + "/" + $0
+            }
+        }
         defer {
-            unlink(file)
+            for path in files() { unlink(path) }
             unlink(output)
         }
         let stealBefore = HostSteal.now()
@@ -182,7 +203,7 @@ final class ProcessBench {
                             + "\(expected) frames, \(take.mismatchedFrames) differ from frame \(take.firstMismatch ?? 0)"
                     }
                 } else if ports == sourcePorts {
-                    let take = try check(file, expectedFrames: expected)
+                    let take = try check(files(), expectedFrames: expected)
                     run.take = take
                     if !take.bitExact {
                         run.failure =
@@ -209,13 +230,19 @@ final class ProcessBench {
         return run
     }
 
-    /// Reads the take and matches it against the reference signal, bit for bit.
-    private func check(_ path: String, expectedFrames: Int) throws(SoundFileError) -> TakeCheck {
-        let reader = try SoundFileReader(path: path)
-        let samples = reader.readAllFloats()
+    /// Reads the take (its files, concatenated) and matches it against the reference signal, bit for bit.
+    private func check(_ paths: [String], expectedFrames: Int) throws(SoundFileError) -> TakeCheck {
+        var samples: [Float] = []
+        var isFloat = !paths.isEmpty
+        var channelCount = ReferenceSignal.channelCount
+        for path in paths {
+            let reader = try SoundFileReader(path: path)
+            samples += reader.readAllFloats()
+            channelCount = reader.channelCount
+            isFloat = isFloat && reader.encoding == .float && reader.channelCount == ReferenceSignal.channelCount
+        }
         let match = samples.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }
-        let frames = samples.count / reader.channelCount
-        let isFloat = reader.encoding == .float && reader.channelCount == ReferenceSignal.channelCount
+        let frames = samples.count / max(channelCount, 1)
         var silent = 0
         if isFloat, let start = match.startFrame, match.mismatchedFrames > 0 {
             for i in 0 ..< frames

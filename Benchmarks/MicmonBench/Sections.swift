@@ -85,6 +85,48 @@ extension Report {
                 unit: "ms", digits: 2))
     }
 
+    /// micmon `record` plain (A) and with `--pre-roll 10 --split 10s` (R), side by side: CPU,
+    /// context switches, drops, bit-exactness (R's files concatenated).
+    mutating func addRotation(seconds: Double, rounds: Int) {
+        let section =
+            "Rotation: micmon record (A) vs record --pre-roll 10 --split 10s (R): \(format(seconds)) s takes, A R / R A × \(rounds) rounds"
+        let counted = runs.filter { $0.purpose == .rotation }
+        let plain = counted.filter { $0.rotating != true }
+        let rotating = counted.filter { $0.rotating == true }
+        let cpuPlain = plain.compactMap(\.fullUsage).map(\.cpuSeconds)
+        let cpuRotating = rotating.compactMap(\.fullUsage).map(\.cpuSeconds)
+        figures.append(.measured(section, "CPU time  A record", cpuPlain, unit: "s", digits: 3))
+        figures.append(
+            .measured(section, "CPU time  R record --pre-roll 10 --split 10s", cpuRotating, unit: "s", digits: 3))
+        figures.append(
+            .ratio(
+                section, "CPU  R / A", ratio(Spread(cpuRotating)?.median, Spread(cpuPlain)?.median),
+                threshold: threshold("rotation_cpu_vs_record")))
+        let roundRatios = Set(counted.map(\.round)).sorted().compactMap { round -> Double? in
+            ratio(
+                rotating.first { $0.round == round }?.fullUsage?.cpuSeconds,
+                plain.first { $0.round == round }?.fullUsage?.cpuSeconds)
+        }
+        figures.append(.measured(section, "CPU  R / A, round by round", roundRatios, unit: "×", digits: 3))
+        figures.append(
+            .measured(
+                section, "peak RSS  A record", plain.compactMap(\.fullUsage).map(\.peakRSSMegabytes), unit: "MB",
+                digits: 1))
+        figures.append(
+            .measured(
+                section, "peak RSS  R rotating", rotating.compactMap(\.fullUsage).map(\.peakRSSMegabytes), unit: "MB",
+                digits: 1))
+        for (takes, name) in [(plain, "A record"), (rotating, "R rotating")] {
+            figures.append(
+                .measured(
+                    section, "frames dropped  \(name)", takes.compactMap(\.dropped).map(Double.init), unit: "frames",
+                    digits: 0))
+            let exact = takes.filter { $0.take?.bitExact == true }.count
+            let text = takes.isEmpty ? "n/a" : (exact == takes.count ? "yes" : "no") + " (\(exact)/\(takes.count))"
+            figures.append(.verdict(section, "bit-exact  \(name)", text))
+        }
+    }
+
     mutating func addProcessRuns(seconds: Double, rounds: Int, periodsPerSecond: Double, maxStealPercent: Double) {
         let section =
             "micmon (A) vs jack_capture (B) vs bare client (C): 2 ports, \(format(seconds)) s takes, A B C / C B A × \(rounds) rounds"

@@ -71,7 +71,7 @@ if options.sections.contains("loudness") {
 }
 
 let scalingSeconds = max(1, (options.seconds / 3).rounded())
-if options.sections.contains("record") {
+if !options.sections.isDisjoint(with: ["record", "rotation"]) {
     runProcessSections()
 }
 if options.sections.contains("scaling") {
@@ -142,10 +142,10 @@ if options.sections.contains("scaling") {
 
     func take(
         _ program: ProcessBench.Program, _ purpose: ProcessBench.Purpose, round: Int, seconds: Double,
-        ports: [String]? = nil
+        ports: [String]? = nil, rotating: Bool = false
     ) {
         if server.unexpectedEnd != nil { return }  // reported once, below
-        let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports)
+        let run = bench.run(program, purpose, round: round, seconds: seconds, ports: ports, rotating: rotating)
         report.runs.append(run)
         let usage =
             (run.usage.map {
@@ -197,6 +197,18 @@ if options.sections.contains("scaling") {
         report.addProcessRuns(
             seconds: options.seconds, rounds: options.rounds, periodsPerSecond: bench.periodsPerSecond,
             maxStealPercent: options.maxStealPercent)
+    }
+    if options.sections.contains("rotation") {
+        // record plain (A) and with --pre-roll 10 --split 10s (R), A R then R A.
+        for round in 1 ... options.rounds {
+            progress(
+                "rotation round \(round)/\(options.rounds): \(round % 2 == 1 ? "A R" : "R A"), \(format(options.seconds)) s each"
+            )
+            for rotating in round % 2 == 1 ? [false, true] : [true, false] {
+                take(.micmon, .rotation, round: round, seconds: options.seconds, rotating: rotating)
+            }
+        }
+        report.addRotation(seconds: options.seconds, rounds: options.rounds)
     }
 }
 

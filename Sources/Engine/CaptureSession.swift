@@ -57,6 +57,13 @@ public struct CaptureConfiguration: Sendable {
     public var meterType: MeterType = .peak
     /// Keep the level and loudness envelopes for a picture of the take (`record --report`).
     public var keepsAnalysisEnvelope = false
+    /// How the recording is cut into files (pre-roll, level trigger, splits); FILE is then a
+    /// pattern (`FilePattern`) whose names are never overwritten (a number is added).
+    public var rotation = TakeRotation()
+    /// Requests to the running take (`TakeRequest(.split)` is applied by the writer), or nil.
+    public var control: TakeControl?
+    /// Told about each file once it is finalized (closed, converted), on the finisher's thread.
+    public var onFileClosed: (@Sendable (ClosedTakeFile) -> Void)?
 
     /// The most memory a session's capture buffers may take (`bufferBytes`): 256 MiB. It holds
     /// 64 channels at 96 kHz or 16 channels at 192 kHz with room to spare (docs/recording.md);
@@ -109,8 +116,12 @@ public enum CaptureError: Error, CustomStringConvertible {
     /// `--port-max`, is full).
     case noRoomForPorts(wanted: Int, registered: Int, server: String)
 
+    /// A setting that does not fit what the session found (e.g. `--trigger-channel` past the inputs).
+    case setting(String)
+
     public var description: String {
         switch self {
+        case .setting(let text): return text
         case .buffersTooLarge(let bytes, let channels, let sampleRate):
             let mebibytes = (bytes + (1 << 20) - 1) >> 20
             return
@@ -187,6 +198,10 @@ public struct CaptureSummary: Sendable {
     /// The standard meter (`--meter`) and its last states, one per input (none with `peak`).
     public var meterType: MeterType = .peak
     public var ballisticReadings: [BallisticMeter] = []
+    /// The files written, in the order they were finalized (the latest
+    /// `TakeFileFinisher.listLimit`), and how many there were in all.
+    public var files: [ClosedTakeFile] = []
+    public var fileCount = 0
 }
 
 /// How PipeWire's JACK brings a new link up, as measured (docs/platforms.md).
@@ -234,6 +249,11 @@ public final class CaptureSession {
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
+    /// Every event of the run on the take's timeline (triggers, splits, ...).
+    public let events: TakeEventLog
+    private let hasTrigger: Bool
+    /// A rotation or trigger run: FILE is a pattern and the summary lists the files.
+    public let writesSeveralFiles: Bool
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
@@ -354,8 +374,11 @@ public final class CaptureSession {
         meterType = configuration.meterType
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
-        var fileWriter: SoundFileWriter?
-        var partialWriter: SoundFileWriter?
+        events = TakeEventLog()
+        hasTrigger = configuration.rotation.trigger != nil
+        writesSeveralFiles = configuration.rotation.writesSeveralFiles
+        var opener: TakeFileOpener?
+        var firstFile: TakeFile?
         if let recording = configuration.recording {
             let channels: Int
             switch suppressor == nil ? .raw : configuration.recordedChannels {
@@ -363,25 +386,28 @@ public final class CaptureSession {
             case .clean: channels = 1
             case .all: channels = channelCount + 1
             }
+            if let watched = configuration.rotation.trigger?.channel, watched >= channels {
+                throw .setting(
+                    "--trigger-channel \(watched + 1): the file has \(channels) channel\(channels == 1 ? "" : "s")")
+            }
+            // Crash-safe: a take in a container that cannot survive a kill goes to
+            // FILE.partial.w64 as the floats JACK delivered, converted into FILE at its close
+            // exactly as a direct write would have been (`TakeFileOpener`).
+            let files = TakeFileOpener(
+                pattern: FilePattern(recording.path), format: recording.format, sampleRate: sampleRate,
+                channelCount: channels, replacesExisting: recording.replacesExisting,
+                numbersTakenNames: configuration.rotation.writesSeveralFiles)
+            opener = files
             do throws(SoundFileError) {
-                // Crash-safe: a take in a container that cannot survive a kill goes to
-                // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
-                // exactly as a direct write would have been. One left by an earlier take may
-                // hold that take: refused before FILE is touched.
-                let intermediate = recording.format.container.intermediate
-                let partial = TakeWriter.partialPath(for: recording.path)
-                if intermediate != nil, PathEntry(path: partial, followingLinks: false) != nil {
-                    throw SoundFileError(
-                        .open, path: partial,
-                        message: "a crash-safe intermediate is already there (it may hold an earlier take)")
-                }
-                fileWriter = try SoundFileWriter(
-                    path: recording.path, format: recording.format,
-                    sampleRate: sampleRate, channelCount: channels, replacesExisting: recording.replacesExisting)
-                if let intermediate {
-                    partialWriter = try SoundFileWriter(
-                        path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
-                        sampleRate: sampleRate, channelCount: channels)
+                if configuration.rotation.trigger == nil {
+                    firstFile = try files.open(at: CalendarTime.now())
+                } else {
+                    // The first file is made when the trigger fires; its name is checked now.
+                    let name = try files.name(at: CalendarTime.now())
+                    let folder = FileSystem.nearestExistingFolder(of: FileSystem.parentFolder(of: name))
+                    if let problem = FileSystem.creationProblem(inFolder: folder) {
+                        throw SoundFileError(.create, path: name, message: problem)
+                    }
                 }
             } catch {
                 throw .file(error)
@@ -389,12 +415,13 @@ public final class CaptureSession {
         }
 
         parts = CaptureMemory(plan, memory: core.memory, link: core.link)
-        if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
+        if let opener, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
-                file: partialWriter ?? fileWriter, final: partialWriter == nil ? nil : fileWriter,
+                first: firstFile, opener: opener, rotation: configuration.rotation, sampleRate: sampleRate,
                 samples: samples.consumer, drops: drops.consumer,
-                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
+                counters: parts.counters, channelCount: parts.recordedChannelCount, control: configuration.control,
+                events: events, onFileClosed: configuration.onFileClosed, stallSeconds: stall)
         } else {
             writer = nil
         }
@@ -443,6 +470,7 @@ public final class CaptureSession {
                 timeout: 1, interval: 0.002,
                 until: { wanted.allSatisfy { client.connections(of: $0.1).contains($0.0) } })
             if JackClient.isPipeWire { awaitLiveLinks() }
+            writer?.noteFirstFrame(wallClock: CalendarTime.now())
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
@@ -541,7 +569,24 @@ public final class CaptureSession {
     public var sampleRateChanged: Bool { core.memory.sampleRateChanged }
     /// The rate the server changed to, once `sampleRateChanged` (0 before).
     public var changedSampleRate: Int { core.memory.changedSampleRate }
-    public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
+    public var fileHasFailed: Bool { writer?.anyFailed ?? false }
+    /// Frames the take's files hold so far.
+    public var framesWritten: UInt64 { writer?.framesWritten.load(ordering: .relaxed) ?? 0 }
+    /// With `--trigger`: armed (waiting), recording, or hanging (below the off level); nil without.
+    public var triggerState: TriggerState? {
+        guard hasTrigger, let writer else { return nil }
+        return TriggerState(rawValue: writer.triggerState.load(ordering: .relaxed))
+    }
+
+    public enum TriggerState: Int, Sendable {
+        case armed = 0
+        case recording, hanging
+    }
+
+    /// The files finalized after the first `count` of the run (the latest are kept). Main thread.
+    public func closedFiles(after count: Int) -> (files: [ClosedTakeFile], total: Int) {
+        writer?.closedFiles(after: count) ?? ([], 0)
+    }
     /// The cycle counter and server state for a watchdog thread; valid while this session lives.
     public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
 
@@ -581,6 +626,10 @@ public final class CaptureSession {
         final.analysisFramesMissed = counters.pointee.analysisFramesMissed.load(ordering: .relaxed)
         final.meterType = meterType
         final.ballisticReadings = analysis?.ballisticReadings() ?? []
+        if writesSeveralFiles {
+            final.files = written?.files ?? []
+            final.fileCount = written?.fileCount ?? 0
+        }
         summary = final
         return final
     }

@@ -70,6 +70,13 @@ public final class TakeEventLog: Sendable {
 
     /// Every event kept so far, in the order appended.
     public var events: [TakeEvent] { contents.withLock { $0.events } }
+    /// The events appended after the first `count` (for a reader that follows the log).
+    public func events(from count: Int) -> [TakeEvent] {
+        contents.withLock { contents in
+            count < contents.events.count ? Array(contents.events[count...]) : []
+        }
+    }
+
     /// Events not kept because the log was full.
     public var eventsNotKept: UInt64 { contents.withLock { $0.overflowed } }
 

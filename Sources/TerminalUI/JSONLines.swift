@@ -30,6 +30,7 @@ public enum JSONLines {
         object.integer("sample_rate", status.sampleRate)
         object.bool("recording", status.isRecording)
         object.string("file", status.fileName)
+        if let trigger = status.triggerState { object.string("trigger", trigger) }
         if let reduction = status.noiseReductionDB { object.decibels("noise_reduction_db", reduction, decimals: 1) }
         if let loudness = status.loudness { object.object("loudness", AnalysisFormat.liveJSON(loudness)) }
         if let ballistics = status.ballistics { object.object("ballistics", ballistics.json(includesNow: true)) }

@@ -155,6 +155,7 @@ public enum MeterRenderer {
         line.add("  \(status.sampleRate) Hz")
         if let disk = status.disk { line.add("  " + disk.text) }
         if status.isRecording, let file = status.fileName { line.add("  " + TextFormat.printable(file)) }
+        if let trigger = status.triggerState { line.add("  " + trigger) }
         return line
     }
 

@@ -239,6 +239,7 @@ public enum MeterScreen {
         line.add(" ")
         line.add("dropped \(status.framesDropped)", status.framesDropped > 0 ? "1;31" : nil)
         if status.isRecording, let file = status.fileName { line.add(" " + TextFormat.printable(file)) }
+        if let trigger = status.triggerState { line.add(" " + trigger, trigger == "armed" ? "33" : nil) }
         return line
     }
 

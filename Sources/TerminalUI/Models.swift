@@ -56,6 +56,8 @@ public struct MeterStatus: Sendable, Equatable {
     public var ballistics: BallisticsDisplay?
     /// Free space on the take's file system and the time left at its rate (recording only).
     public var disk: DiskDisplay?
+    /// With `record --trigger`: "armed", "recording" or "hanging" (below the off level).
+    public var triggerState: String?
 
     public init(
         elapsedSeconds: Double, sampleRate: Int, xruns: UInt64 = 0, framesRecorded: UInt64 = 0,
@@ -213,6 +215,10 @@ public struct SessionSummary: Sendable, Equatable {
     public var analysis: TakeAnalysisResult?
     /// Frames the analysis missed (it fell behind); 0 normally.
     public var analysisFramesMissed: UInt64 = 0
+    /// The files a rotation or trigger run wrote (the latest listed), and how many in all (0:
+    /// one plain take, `filePath` says it).
+    public var files: [TakeFileEntry] = []
+    public var fileCount = 0
     /// The standard meter's highest readings (`--meter` other than peak).
     public var ballistics: BallisticsDisplay?
 

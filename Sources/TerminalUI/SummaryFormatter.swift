@@ -69,6 +69,7 @@ public enum SummaryFormatter {
                 b.channels.map { TextFormat.printable($0.name) + " " + TextFormat.fixed($0.maxReading, decimals: 1) },
                 " " + b.type.unit)
         }
+        lines += s.fileLines()
         lines.append(
             "  xruns:     \(s.xruns)"
                 + (s.xrunCallbacks > s.xruns
@@ -216,6 +217,10 @@ public enum SummaryFormatter {
         }
         if let ballistics = s.ballistics { object.object("ballistics", ballistics.json(includesNow: false)) }
         if s.framesMissing > 0 { object.integer("frames_missing", s.framesMissing) }
+        if s.fileCount > 0 {
+            object.integer("file_count", s.fileCount)
+            object.objects("files", s.files.map { $0.json(sampleRate: s.sampleRate) })
+        }
         if let t = s.callbackTiming {
             var timing = JSONObject()
             timing.number("lateness_p99", t.latenessP99, decimals: 1)

@@ -10,7 +10,7 @@ enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
-            do { try OutputPath.check(path, force: invocation.force) } catch {
+            do { try OutputPath.checkPattern(path, force: invocation.force, rotation: invocation.rotation) } catch {
                 Console.error("micmon: \(error.description)")
                 return .usage
             }
@@ -33,6 +33,7 @@ enum CaptureCommand {
         configuration.loudnessMode = invocation.loudnessMode
         configuration.meterType = invocation.meterType
         configuration.keepsAnalysisEnvelope = invocation.writesReport
+        configuration.rotation = invocation.rotation
         // record: retention, the disk guard and hooks; a file system already at --min-free
         // refuses the take before anything is created.
         var operations: TakeOperations?
@@ -93,7 +94,15 @@ enum CaptureCommand {
                 }
             }
             takeNumber += 1
-            if let recording = first.recording {
+            if let recording = first.recording, first.rotation.writesSeveralFiles {
+                // FILE is a pattern: the next files are named by their time (and numbered when
+                // a name is taken), as the run's files were.
+                Console.error(
+                    "micmon: "
+                        + (code == .sampleRateChanged
+                            ? Messages.continuingAtNewRate(into: recording.path)
+                            : Messages.serverBack(continuingInto: recording.path)))
+            } else if let recording = first.recording {
                 // A name already taken (an earlier run's continuation) is skipped, not overwritten
                 // without --force.
                 var path = continuationPath(recording.path, take: takeNumber)
@@ -139,12 +148,18 @@ enum CaptureCommand {
         _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false,
         operations: TakeOperations? = nil
     ) -> ExitCode {
+        var configuration = configuration
+        if let operations {
+            let relay = operations.fileClosedRelay
+            configuration.onFileClosed = { relay($0) }
+        }
         let session: CaptureSession
         do {
             session = try CaptureSession(configuration)
         } catch {
             return report(error, server: configuration.serverName)
         }
+        operations?.eventLog = session.events
         for warning in session.warnings { Console.error("micmon: " + Messages.warning(warning)) }
         let warningsBeforeStart = session.warnings.count
         do {
@@ -189,6 +204,7 @@ enum CaptureCommand {
                         secondsWithoutCycle: MonotonicClock.seconds() - since), waits: waitsForCycles)
             }
             for change in session.pollRoute() { output.report(change) }
+            output.reportTakeFiles(session)
             output.update(session)
             let diskIsLow = operations?.tick(session, output: output) ?? false
             if StopSignals.received != 0 {
@@ -230,6 +246,7 @@ enum CaptureCommand {
         }
         watchdog.stop()
         let summary = session.stop()
+        output.reportTakeFiles(session)
         output.finish(session)
         if let path = configuration.recording?.path {
             operations?.takeEnded(summary, reason: stopReason, path: path, output: output)
@@ -333,7 +350,7 @@ enum CaptureCommand {
         case .jack:
             Console.error("micmon: \(error.description)")
             return .serverUnavailable
-        case .unknownPort, .noDefaultPorts, .denoise, .loudness, .buffersTooLarge, .noRoomForPorts:
+        case .unknownPort, .noDefaultPorts, .denoise, .loudness, .buffersTooLarge, .noRoomForPorts, .setting:
             Console.error("micmon: \(error.description)")
             return .usage
         case .file(let file) where file.isAlreadyThere || file.isInUse:

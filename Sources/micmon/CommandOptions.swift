@@ -206,6 +206,9 @@ struct CaptureOptions: Equatable, Sendable {
     var writesReport = false
     /// `record`: retention, the disk guard and hooks (`OperationsOptions.swift`).
     var operations = OperationsOptions()
+    /// `record --pre-roll`, `--trigger` (with `--trigger-off`, `--hang`, `--trigger-channel`),
+    /// `--split`, `--split-on-clock`: how the recording is cut into files.
+    var rotation = TakeRotation()
 
     init(kind: Kind) {
         self.kind = kind
@@ -274,6 +277,79 @@ struct CaptureOptions: Equatable, Sendable {
         if !monitors && (!monitorDestinations.isEmpty || monitorGainDecibels != 0) {
             throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
         }
+        if kind == .record { rotation = try OptionValue.rotation(scanned, path: filePath ?? "") }
+        if writesReport && rotation.writesSeveralFiles {
+            throw UsageError("--report applies to a single take, not with --split or --trigger")
+        }
+    }
+}
+
+extension OptionValue {
+    /// `--split` and the like: `30s`, `15m`, `1h`, `2d`, or plain seconds (`1.5`).
+    static func duration(_ text: String, option: String) throws(UsageError) -> Double {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        var number = Substring(text)
+        var scale = 1.0
+        for (suffix, seconds) in units where text.hasSuffix(suffix) {
+            number = text.dropLast(suffix.count)
+            scale = seconds
+            break
+        }
+        guard !number.isEmpty, number.allSatisfy({ "0123456789.".contains($0) }), let value = Double(number) else {
+            throw UsageError("\(option) needs a duration such as 30s, 15m or 1h, not '\(text)'")
+        }
+        let seconds = value * scale
+        guard CommandTable.splitRange.contains(seconds) else {
+            throw UsageError(
+                "\(option) needs a duration from 1 s to 31 days, not '\(text)'")
+        }
+        return seconds
+    }
+
+    /// The rotation options of `record`, checked together.
+    static func rotation(_ scanned: ScannedArguments, path: String) throws(UsageError) -> TakeRotation {
+        var rotation = TakeRotation()
+        rotation.preRollSeconds = try scanned.number("pre-roll") ?? 0
+        let on = try scanned.number("trigger")
+        let off = try scanned.number("trigger-off")
+        let hang = try scanned.number("hang")
+        let channel = try scanned.number("trigger-channel")
+        if let on {
+            if let off, off > on {
+                throw UsageError(
+                    "--trigger-off (\(NumberRange.plain(off)) dB) must not be above --trigger (\(NumberRange.plain(on)) dB)"
+                )
+            }
+            rotation.trigger = LevelTrigger(
+                onDecibels: on, offDecibels: off, hangSeconds: hang ?? 3, channel: channel.map { Int($0) - 1 })
+        } else if off != nil || hang != nil || channel != nil {
+            throw UsageError("--trigger-off, --hang and --trigger-channel apply only with --trigger")
+        }
+        rotation.splitSeconds = try scanned.last("split") { text throws(UsageError) in
+            try duration(text, option: "--split")
+        }
+        rotation.splitsOnClock = scanned.isSet("split-on-clock")
+        if let split = rotation.splitSeconds {
+            if rotation.splitsOnClock {
+                let perDay = 86400 / split
+                guard
+                    (split >= 86400 && split.truncatingRemainder(dividingBy: 86400) == 0)
+                        || (perDay.rounded() == perDay)
+                else {
+                    throw UsageError(
+                        "--split-on-clock needs a --split that divides a day (1s, 30s, 15m, 1h, ...), not \(NumberRange.plain(split)) s"
+                    )
+                }
+            }
+            if !FilePattern(path).hasTimeFields {
+                throw UsageError(
+                    "with --split, FILE must hold a time field (such as rec-%Y%m%d-%H%M%S.wav): '\(path)' would name every file the same"
+                )
+            }
+        } else if rotation.splitsOnClock {
+            throw UsageError("--split-on-clock applies only with --split")
+        }
+        return rotation
     }
 }
 

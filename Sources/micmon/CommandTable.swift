@@ -115,6 +115,37 @@ enum CommandTable {
             + "EBU: -12...+12 dB, 0 = -18 dBFS), vu (IEC 60268-17: 0 VU = -14 dBFS), k12, k14, k20 (K-System: "
             + "0 = -12, -14, -20 dB RMS); in the JSON lines and the summary")
 
+    // MARK: record's rotation: pre-roll, level trigger, splits
+
+    /// `--split`: 1 s to 31 days.
+    static let splitRange = NumberRange(1, 2_678_400, unit: "s")
+    static let preRoll = OptionSpec(
+        "pre-roll", "S", kind: .number(NumberRange(0, 60, unit: "s")),
+        help: "keep the last S seconds in memory (up to 60) and begin each triggered take with them: its file "
+            + "starts S seconds before the trigger's sample (never before the previous take's end)")
+    static let trigger = OptionSpec(
+        "trigger", "DB", kind: .number(NumberRange(-120, 0, unit: "dBFS")),
+        help: "start a take at the first sample whose magnitude reaches DB (on any input, or --trigger-channel); "
+            + "each take goes to its own file, named from FILE as a pattern")
+    static let triggerOff = OptionSpec(
+        "trigger-off", "DB", kind: .number(NumberRange(-120, 0, unit: "dBFS")),
+        help: "with --trigger: the level the take must stay below for --hang to end it (default: --trigger − 6 dB)")
+    static let hang = OptionSpec(
+        "hang", "S", kind: .number(NumberRange(0.01, 86400, unit: "s")),
+        help: "with --trigger: end the take after S seconds below --trigger-off (default 3)")
+    static let triggerChannel = OptionSpec(
+        "trigger-channel", "N", kind: .number(NumberRange(1, 64, whole: true)),
+        help: "with --trigger: watch only the file's channel N (1 = in_1) instead of every channel")
+    static let split = OptionSpec(
+        "split", "DURATION", kind: .text,
+        help: "start a new file every DURATION (30s, 15m, 1h; 1 s to 31 days), sample-accurate: the files, "
+            + "concatenated, are the take. FILE must hold strftime fields (rec-%Y%m%d-%H%M%S.flac); folders in it "
+            + "are made, and a name already there gets -2, -3, ... (never overwritten; --force replaces)")
+    static let splitOnClock = OptionSpec(
+        "split-on-clock",
+        help: "with --split: start files on whole multiples of DURATION of local time (--split 1h: at the top "
+            + "of each hour); DURATION must divide a day")
+
     static let recordingOnly = "--format, --bits, --quality, --bitrate-mode and --force apply only when recording"
     static let recordingOptions = ["--format", "--bits", "--quality", "--bitrate-mode", "--force"]
     static let label = OptionSpec(
@@ -232,6 +263,7 @@ enum CommandTable {
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
                         + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
                         + "--json prints it) beside it"),
+                preRoll, trigger, triggerOff, hang, triggerChannel, split, splitOnClock,
             ] + operationsOptions + [help, versionOption],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }

@@ -28,6 +28,9 @@ final class MeterOutput {
     /// Free space and time left on the take's file system (the disk guard's last look), shown on
     /// the status line and in the `meter` object; nil hides them.
     var disk: DiskDisplay?
+    /// Take events and finalized files reported so far (`reportTakeFiles`).
+    private var eventsReported = 0
+    private var filesReported = 0
 
     init(mode: Mode, fileName: String?, labels: [String?] = []) {
         self.mode = mode
@@ -100,6 +103,35 @@ final class MeterOutput {
         if mode == .json, let json { Console.out(json + "\n") }
     }
 
+    /// Trigger and rotation events, and files finalized, since the last call: on stderr (not
+    /// with --json) and as JSON event lines with --json. Main thread.
+    func reportTakeFiles(_ session: CaptureSession) {
+        guard session.writesSeveralFiles else { return }
+        let events = session.events.events(from: eventsReported)
+        eventsReported += events.count
+        for event in events where [.triggerStart, .triggerStop, .split].contains(event.kind) {
+            let line = TakeTimelineEvent(
+                kind: event.kind.rawValue, takeFrame: event.takeFrame, sampleRate: session.sampleRate)
+            if mode == .json {
+                Console.out(line.json + "\n")
+            } else {
+                Console.error("micmon: " + line.text)
+                screen.forgetDrawing()
+            }
+        }
+        let closed = session.closedFiles(after: filesReported)
+        filesReported = closed.total
+        for file in closed.files {
+            let entry = TakeFileEntry(file)
+            if mode == .json {
+                Console.out(entry.closedJSON(sampleRate: session.sampleRate) + "\n")
+            } else {
+                Console.error("micmon: " + entry.text)
+                screen.forgetDrawing()
+            }
+        }
+    }
+
     /// Restores the terminal. Main thread.
     func finish(_ session: CaptureSession) {
         if mode == .terminal { Console.out(LiveScreen.showCursor) }
@@ -161,6 +193,12 @@ final class MeterOutput {
             xruns: session.xruns, framesRecorded: session.isRecording ? frames : 0,
             framesDropped: session.framesDropped, isRecording: session.isRecording, fileName: fileName)
         var statusWithReduction = status
+        switch session.triggerState {
+        case .armed?: statusWithReduction.triggerState = "armed"
+        case .recording?: statusWithReduction.triggerState = "recording"
+        case .hanging?: statusWithReduction.triggerState = "hanging"
+        case nil: break
+        }
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
         }

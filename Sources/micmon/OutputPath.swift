@@ -1,3 +1,4 @@
+import Engine
 import Platform
 import SoundFile
 
@@ -64,4 +65,36 @@ enum OutputPath {
     }
 
     static func parentFolder(of path: String) -> String { FileSystem.parentFolder(of: path) }
+
+    /// Checks FILE as a pattern before anything starts: its first expansion (now) must name a
+    /// file, and the folders it needs must be makeable under the nearest one that exists. A
+    /// plain take (no rotation, no trigger) is then held to `check`'s rules; a rotation or
+    /// trigger run numbers a name that is taken instead of refusing it. Looks only.
+    static func checkPattern(_ path: String, force: Bool, rotation: TakeRotation) throws(UsageError) {
+        if path.isEmpty { throw UsageError("FILE is empty") }
+        guard let first = FilePattern(path).expand(at: CalendarTime.now()) else {
+            throw UsageError("FILE '\(path)' gives no file name (empty, too long, or a folder)")
+        }
+        if !rotation.writesSeveralFiles { return try check(first, force: force) }
+        let folder = parentFolder(of: first)
+        let existing = FileSystem.nearestExistingFolder(of: folder)
+        if existing != folder {
+            guard let status = PathEntry(path: existing, followingLinks: true), status.isDirectory else {
+                throw UsageError("cannot write \(first): \(existing) is not a folder")
+            }
+            if let problem = FileSystem.creationProblem(inFolder: existing) {
+                throw UsageError("cannot make the folders of \(first): \(problem)")
+            }
+            return
+        }
+        if let entry = PathEntry(path: first, followingLinks: true), entry.isDirectory {
+            throw UsageError("\(first) is a directory; give a file name inside it")
+        }
+        guard let folderStatus = PathEntry(path: folder, followingLinks: true), folderStatus.isDirectory else {
+            throw UsageError("cannot write \(first): \(folder) is not a folder")
+        }
+        if let problem = FileSystem.creationProblem(inFolder: folder) {
+            throw UsageError("cannot write \(first): \(problem)")
+        }
+    }
 }

@@ -105,6 +105,8 @@ extension SessionSummary {
         xrunCallbacks = summary.xrunCallbacks
         analysis = summary.analysis
         analysisFramesMissed = summary.analysisFramesMissed
+        fileCount = summary.fileCount
+        files = summary.files.map(TakeFileEntry.init)
         if summary.meterType != .peak {
             ballistics = BallisticsDisplay(
                 type: summary.meterType, names: summary.analysis?.channels.map(\.name) ?? summary.channelNames,
@@ -145,5 +147,13 @@ extension HookReportLine {
 extension DiskDisplay {
     init(_ reading: DiskReading) {
         self.init(freeBytes: reading.freeBytes, secondsLeft: reading.secondsLeft)
+    }
+}
+
+extension TakeFileEntry {
+    init(_ file: ClosedTakeFile) {
+        self.init(
+            path: file.path, frameCount: file.frameCount, firstTakeFrame: file.takeRange.lowerBound,
+            endTakeFrame: file.takeRange.upperBound, framesDropped: file.framesDropped, failure: file.failure)
     }
 }

@@ -7,7 +7,37 @@
 import Engine
 import Platform
 import SoundFile
+import Synchronization
 import TerminalUI
+
+/// The writer's per-file callback (`CaptureConfiguration.onFileClosed`, set before the session
+/// exists) handed on to the handler `TakeOperations.takeStarted` makes once the take's rate is
+/// known; a file finalized before that waits for it. Any thread (the file finisher's calls it).
+final class FileClosedRelay: Sendable {
+    private struct State {
+        var handler: (@Sendable (ClosedTakeFile) -> Void)?
+        var waiting: [ClosedTakeFile] = []
+    }
+    private let state = Mutex(State())
+
+    /// Main thread, at each take's start.
+    func connect(_ handler: @escaping @Sendable (ClosedTakeFile) -> Void) {
+        let waiting = state.withLock { state in
+            state.handler = handler
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for file in waiting { handler(file) }
+    }
+
+    func callAsFunction(_ file: ClosedTakeFile) {
+        let handler = state.withLock { state in
+            if state.handler == nil { state.waiting.append(file) }
+            return state.handler
+        }
+        handler?(file)
+    }
+}
 
 final class TakeOperations {
     let options: OperationsOptions
@@ -21,6 +51,8 @@ final class TakeOperations {
     /// hooks follow it from `eventsSeen` on.
     var eventLog: TakeEventLog?
     private var eventsSeen = 0
+    /// What the session's writer calls for each finalized file (`CaptureConfiguration.onFileClosed`).
+    let fileClosedRelay = FileClosedRelay()
 
     // Per take (reset by `takeStarted`).
     private var guardian: DiskGuard?
@@ -83,6 +115,7 @@ final class TakeOperations {
         fileClosedHandler = Self.makeFileClosedHandler(
             thread: thread, retention: retention, command: options.onFileClosed, pattern: pattern,
             sampleRate: sampleRate)
+        fileClosedRelay.connect(fileClosedHandler)
         event("start", at: session.framesTaken, ["MICMON_FILE": path])
     }
 
@@ -186,10 +219,6 @@ final class TakeOperations {
         event(kind, at: frame, variables)
     }
 
-    /// A finalized file of the take: its --on-file-closed hook, then retention, on the operations
-    /// thread. Main thread; the writer thread calls `fileClosedHandler` instead.
-    func fileClosed(_ file: ClosedTakeFile) { fileClosedHandler(file) }
-
     /// What `fileClosed` does, as a function of plain values any thread may call (the writer's
     /// `onFileClosed` callback, once per finalized file of a rotating take): it only queues work.
     /// Made by `takeStarted` for the take's rate.
@@ -222,21 +251,14 @@ final class TakeOperations {
         }
     }
 
-    /// The take ended (its file finalized): the file handed on, the stop event, and a wait until
+    /// The take ended (its files finalized and handed on by the writer): the stop event, and a wait until
     /// every hook and retention pass queued so far has run (each hook bounded by --hook-timeout),
     /// printing what they did, so the summary comes last. Main thread.
     func takeEnded(_ summary: CaptureSummary, reason: StopReason, path: String, output: MeterOutput) {
         pending.removeAll()
         let end = summary.framesTaken
-        var frames = summary.framesWritten
-        if summary.fileError != nil, let reader = try? SoundFileReader(path: path) {
-            frames = min(frames, UInt64(max(0, reader.frameCount)))
-        }
-        fileClosed(
-            ClosedTakeFile(
-                path: summary.partialPath ?? path, frameCount: frames, takeRange: 0 ..< end,
-                framesDropped: summary.framesDropped, serverGaps: summary.serverGapCount,
-                failure: summary.fileError?.description))
+        // Each file of the take reached `fileClosedRelay` from the writer when it was finalized.
+        let frames = summary.framesWritten
         event(
             "stop", at: end,
             ["MICMON_REASON": reason.text, "MICMON_FILE": path, "MICMON_FRAMES": String(frames)])

@@ -14,7 +14,9 @@ private func parsed(_ arguments: [String]) -> Result<Command, UsageError> {
 /// The positionals a command needs before its options can be tried.
 private func required(_ name: CommandName) -> [String] {
     switch name {
-    case .record, .play: return ["take.wav"]
+    // record's FILE holds a time field, so that --split is accepted too.
+    case .record: return ["take-%H%M%S.wav"]
+    case .play: return ["take.wav"]
     case .denoise: return ["in.wav", "out.wav"]
     case .report: return ["take.wav"]
     case .completions: return ["bash"]
@@ -61,6 +63,13 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "min-free"): return ("512M", [])
     case (_, "on-file-closed"), (_, "on-event"): return ("true", [])
     case (_, "hook-timeout"): return ("5s", [])
+    case (_, "pre-roll"): return ("1.5", [])
+    case (_, "trigger"): return ("-20", [])
+    case (_, "trigger-off"): return ("-30", ["--trigger", "-20"])
+    case (_, "hang"): return ("1", ["--trigger", "-20"])
+    case (_, "trigger-channel"): return ("2", ["--trigger", "-20"])
+    case (_, "split"): return ("10s", [])
+    case (_, "split-on-clock"): return ("", ["--split", "1h"])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])
@@ -509,6 +518,9 @@ struct CommandLineParseTests {
         default: break
         }
         if item.command == .record && item.option.long == "gain" { words.append("--monitor") }
+        if item.command == .record && ["trigger-off", "hang", "trigger-channel"].contains(item.option.long) {
+            words += ["--trigger", "0"]
+        }
         if item.option.long == "quality" {
             words += item.command == .demo ? ["--record", "d.ogg"] : ["--format", "ogg"]
         }
@@ -612,6 +624,50 @@ struct CommandLineTests {
         BadInput(
             name: "completions: unknown shell", arguments: ["completions", "tcsh"],
             message: "completions needs one SHELL"),
+        // Rotation, pre-roll and trigger (#18): bad durations, levels and patterns.
+        BadInput(
+            name: "split: not a duration", arguments: ["record", "SCRATCH/%H%M%S.wav", "--split", "10x"],
+            message: "--split needs a duration such as 30s"),
+        BadInput(
+            name: "split: too short", arguments: ["record", "SCRATCH/%H%M%S.wav", "--split", "500ms"],
+            message: "--split needs a duration from 1 s to 31 days"),
+        BadInput(
+            name: "split: a pattern without time fields", arguments: ["record", "SCRATCH/take.wav", "--split", "1h"],
+            message: "would name every file the same"),
+        BadInput(
+            name: "split: only %% in the pattern", arguments: ["record", "SCRATCH/100%%.wav", "--split", "1h"],
+            message: "would name every file the same"),
+        BadInput(
+            name: "split-on-clock: a split that does not divide a day",
+            arguments: ["record", "SCRATCH/%H%M%S.wav", "--split", "7m", "--split-on-clock"],
+            message: "--split-on-clock needs a --split that divides a day"),
+        BadInput(
+            name: "split-on-clock without split", arguments: ["record", "SCRATCH/%H%M%S.wav", "--split-on-clock"],
+            message: "--split-on-clock applies only with --split"),
+        BadInput(
+            name: "pre-roll above 60 s", arguments: ["record", "SCRATCH/t.wav", "--pre-roll", "61"],
+            message: "--pre-roll must be between 0 and 60 s"),
+        BadInput(
+            name: "trigger above 0 dBFS", arguments: ["record", "SCRATCH/t.wav", "--trigger", "3"],
+            message: "--trigger must be between -120 and 0 dBFS"),
+        BadInput(
+            name: "trigger-off above the trigger",
+            arguments: ["record", "SCRATCH/t.wav", "--trigger", "-30", "--trigger-off", "-20"],
+            message: "--trigger-off (-20 dB) must not be above --trigger (-30 dB)"),
+        BadInput(
+            name: "report with split", arguments: ["record", "SCRATCH/%H%M%S.wav", "--split", "1h", "--report"],
+            message: "--report applies to a single take"),
+        BadInput(
+            name: "hang without trigger", arguments: ["record", "SCRATCH/t.wav", "--hang", "2"],
+            message: "apply only with --trigger"),
+        BadInput(
+            name: "pattern: folders under a regular file",
+            arguments: ["record", "SCRATCH/existing.wav/%Y/%H%M%S.wav", "--split", "1h"],
+            message: "is not a folder"),
+        BadInput(
+            name: "pattern: folders under an unwritable folder",
+            arguments: ["record", "/proc/micmon-%Y/%H%M%S.wav", "--split", "1h"],
+            message: "cannot make the folders of"),
     ]
 
     @Test("bad input exits 64 with a one-line reason and creates nothing", arguments: badInputs)

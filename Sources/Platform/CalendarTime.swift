@@ -1,0 +1,56 @@
+// The wall clock and local calendar time: now as seconds since the epoch (CLOCK_REALTIME),
+// `strftime` of a pattern at a time, the local UTC offset, and making the folders a path needs.
+// For naming and aligning a recorder's files. Any non-realtime thread.
+
+import Glibc
+
+public enum CalendarTime {
+    /// Now, in seconds since 1970-01-01 UTC (CLOCK_REALTIME: it can step when the clock is set).
+    public static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// `pattern` with its strftime fields filled in for `seconds` (local time), or nil when
+    /// the result would not fit 4096 bytes (or is empty while the pattern is not).
+    public static func format(_ pattern: String, at seconds: Double) -> String? {
+        var time = time_t(seconds.rounded(.down))
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return nil }
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let count = buffer.withUnsafeMutableBufferPointer { strftime($0.baseAddress!, $0.count, pattern, &parts) }
+        if count == 0 && !pattern.isEmpty { return nil }
+        return String(decoding: buffer[0 ..< count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Seconds east of UTC of local time at `seconds` (the zone's offset, daylight saving included).
+    public static func localOffset(at seconds: Double) -> Double {
+        var time = time_t(seconds.rounded(.down))
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return 0 }
+        return Double(parts.tm_gmtoff)
+    }
+}
+
+extension FileSystem {
+    /// Makes `folder` and every missing folder above it (mode 0777 less the umask). Throws the
+    /// system's error for the first that cannot be made; an existing folder is fine.
+    public static func makeFolders(_ folder: String) throws(SystemError) {
+        if folder.isEmpty || PathEntry(path: folder, followingLinks: true)?.isDirectory == true { return }
+        let parent = parentFolder(of: folder)
+        if parent != folder { try makeFolders(parent) }
+        if mkdir(folder, 0o777) != 0 && errno != EEXIST { throw SystemError.current }
+    }
+
+    /// The nearest folder at or above `folder` that exists (what `makeFolders` would build on).
+    public static func nearestExistingFolder(of folder: String) -> String {
+        var current = folder
+        while PathEntry(path: current, followingLinks: true) == nil {
+            let parent = parentFolder(of: current)
+            if parent == current { break }
+            current = parent
+        }
+        return current
+    }
+}
