@@ -103,9 +103,11 @@ extension JackIntegrationTests {
             return Int(line[range.upperBound...].prefix { $0.isNumber })
         }
 
-        /// Whether micmon said its take is damaged (drops or server gaps in its summary).
+        /// Whether micmon said its take (or, for `monitor`, what it passed on) is damaged: drops,
+        /// missed frames or server gaps in its summary.
         static func reportedDamage(_ stdout: String) -> Bool {
             (summaryNumber("frames_dropped", in: stdout) ?? 0) > 0
+                || (summaryNumber("frames_missed", in: stdout) ?? 0) > 0
                 || (summaryNumber("server_gap_count", in: stdout) ?? 0) > 0
         }
 
@@ -191,7 +193,8 @@ extension JackIntegrationTests {
             #expect(recorder.waitUntilRecorded(frames: 2 * Self.rate), "stderr: \(recorder.stderrSoFar)")
             try rig.pipeWire.forceQuantum(1024)
             let result = recorder.wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // 75 where micmon ran late on a loaded machine and said so (judged by the witness).
+            #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
         }
@@ -420,9 +423,10 @@ extension JackIntegrationTests {
             let result = try rig.pipeWire.micmon([
                 "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
             ]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // 75 where micmon ran late on the loaded machine and said so (judged by the witness).
+            #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let finished = monitor.wait(timeout: 30)
-            #expect(finished.exitCode == 0, "monitor: \(finished.stderr)")
+            #expect(finished.exitCode == 0 || finished.exitCode == 75, "monitor: \(finished.stderr)")
             // The witness records the monitor's input: what reached micmon, damage and all.
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(
