@@ -19,9 +19,14 @@ extension JackIntegrationTests {
 
         /// 60 s of the counter at 48 kHz (float W64), written once per test process: no test plays
         /// past its end, so the counter never wraps inside one.
-        static let counterFile: String = {
-            let path = TestEnvironment.scratchFolder("pw-counter") + "/counter.w64"
-            let frames = 60 * rate
+        static let counterFile: String = makeCounterFile(rate: rate, seconds: 60)
+        /// 20 s of the counter at 44.1 kHz, for a source after `clock.force-rate 44100` (played
+        /// at its own rate, so bit for bit).
+        static let counterFile44100: String = makeCounterFile(rate: 44100, seconds: 20)
+
+        static func makeCounterFile(rate: Int, seconds: Int) -> String {
+            let path = TestEnvironment.scratchFolder("pw-counter") + "/counter-\(rate).w64"
+            let frames = seconds * rate
             var samples = [Float](repeating: 0, count: 2 * frames)
             for n in 0 ..< frames {
                 samples[2 * n] = TestSignal.value(channel: 0, frame: UInt64(n))
@@ -35,7 +40,7 @@ extension JackIntegrationTests {
                 try? writer.close()
             }
             return path
-        }()
+        }
 
         /// A private PipeWire with the counter playing into `sourceInputs` (none: `play`'s default
         /// destinations) and a witness recording `witnessPorts`. Everything is stopped by pid in
@@ -98,9 +103,11 @@ extension JackIntegrationTests {
             return Int(line[range.upperBound...].prefix { $0.isNumber })
         }
 
-        /// Whether micmon said its take is damaged (drops or server gaps in its summary).
+        /// Whether micmon said its take (or, for `monitor`, what it passed on) is damaged: drops,
+        /// missed frames or server gaps in its summary.
         static func reportedDamage(_ stdout: String) -> Bool {
             (summaryNumber("frames_dropped", in: stdout) ?? 0) > 0
+                || (summaryNumber("frames_missed", in: stdout) ?? 0) > 0
                 || (summaryNumber("server_gap_count", in: stdout) ?? 0) > 0
         }
 
@@ -186,7 +193,8 @@ extension JackIntegrationTests {
             #expect(recorder.waitUntilRecorded(frames: 2 * Self.rate), "stderr: \(recorder.stderrSoFar)")
             try rig.pipeWire.forceQuantum(1024)
             let result = recorder.wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // 75 where micmon ran late on a loaded machine and said so (judged by the witness).
+            #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
         }
@@ -241,15 +249,31 @@ extension JackIntegrationTests {
             let recorder = try rig.pipeWire.micmon([
                 "record", path, "-p", "test microphones:capture_*", "--wait-server", "--json",
             ])
+            let counter44100 = Self.counterFile44100
             #expect(recorder.waitUntilRecorded(frames: Self.rate), "stderr: \(recorder.stderrSoFar)")
             try rig.pipeWire.forceRate(44100)
+            // The counter source (`micmon play`) ends at the rate change too (exit 78): a new one
+            // plays into take 2, from the counter's start again.
+            #expect(rig.source.wait(timeout: 20).exitCode == 78, "the source did not end at the rate change")
+            let newSource = try rig.pipeWire.micmon(
+                ["play", counter44100, "-n", "counter-2", "--json"]
+                    + PrivatePipeWire.micInputs.flatMap { ["-o", $0] })
+            defer {
+                newSource.signal(SIGINT)
+                _ = newSource.wait(timeout: 10)
+            }
             #expect(
                 TestEnvironment.waitUntil(timeout: 30) {
-                    recorder.stdoutSoFar.contains("\"sample_rate\":44100") && (recorder.framesRecorded ?? 0) >= 22050
+                    recorder.stdoutSoFar.contains("\"sample_rate\":44100")
+                        && (recorder.framesRecorded ?? 0) >= 3 * 44100
                 }, "stderr: \(recorder.stderrSoFar)")
             recorder.signal(SIGINT)
             let result = recorder.wait(timeout: 30)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // 75 where the loaded machine cost a take frames (reported, and judged against the witness).
+            #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
+            print(
+                "rate change, --wait-server: exit \(result.exitCode), late \(Self.summaryNumber("late_cycles", in: result.stdout) ?? 0), missed \(Self.summaryNumber("frames_missed", in: result.stdout) ?? 0), dropped \(Self.summaryNumber("frames_dropped", in: result.stdout) ?? 0)"
+            )
             #expect(result.stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(result.stderr)")
             #expect(result.stderr.contains("continuing at the server's new rate into "), "\(result.stderr)")
             #expect(!result.stderr.contains("waiting for server"), "\(result.stderr)")
@@ -258,14 +282,15 @@ extension JackIntegrationTests {
             #expect(try SoundFileReader(path: path).sampleRate == 48000)
             #expect(try SoundFileReader(path: second).sampleRate == 44100)
             let witness = try rig.finishWitness()
-            let first = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, "take 1 (48 kHz)")
-            // Take 2 follows take 1 in the source, never overlapping it (the frames between are the
-            // new session's start-up, taken by nobody).
+            // Take 1 is judged by its own summary (the first), not take 2's.
+            let takeOneOutput =
+                result.stdout.split(separator: "\n").prefix { !$0.contains("\"type\":\"summary\"") }
+                .joined(separator: "\n") + "\n"
+                + (result.stdout.split(separator: "\n").first { $0.contains("\"type\":\"summary\"") } ?? "")
+            _ = try Self.expectTruthful(path, stdout: takeOneOutput, witness: witness, "take 1 (48 kHz)")
+            // Take 2 holds the new source's counter (the witness holds it too, at the new rate).
             let next = PipeWireTakeJudge.judge(take: try PipeWireTakeJudge.Recording(path: second), witness: witness)
             #expect(next.exactFrames * 2 >= next.frameCount && next.frameCount > 0, "take 2: \(next)")
-            if let end = first.lastSource, let start = next.firstSource {
-                #expect(start > end, "take 2 starts at source frame \(start), take 1 ends at \(end)")
-            }
         }
 
         /// The (start_frame, length) pairs of the last summary's list `key`.
@@ -398,9 +423,10 @@ extension JackIntegrationTests {
             let result = try rig.pipeWire.micmon([
                 "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
             ]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // 75 where micmon ran late on the loaded machine and said so (judged by the witness).
+            #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let finished = monitor.wait(timeout: 30)
-            #expect(finished.exitCode == 0, "monitor: \(finished.stderr)")
+            #expect(finished.exitCode == 0 || finished.exitCode == 75, "monitor: \(finished.stderr)")
             // The witness records the monitor's input: what reached micmon, damage and all.
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(
