@@ -18,6 +18,10 @@ public struct CaptureConfiguration: Sendable {
         /// `--force`: what is at `path` (a regular file or a symbolic link) is replaced by the new
         /// file; without it anything there is refused (`SoundFileWriter`).
         public var replacesExisting: Bool
+        /// What the file's `bext` and sidecar say beside the take's own facts (`--description`).
+        public var metadata = TakeMetadataOptions()
+        /// Whether FILE.json is written beside the file (every take from the command line).
+        public var writesSidecar = true
         public init(path: String, format: AudioFileFormat, replacesExisting: Bool = false) {
             self.path = path
             self.format = format
@@ -199,6 +203,12 @@ public final class CaptureSession {
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
+    /// Every event of the run on the take's timeline (drops, server gaps, clips, marks …).
+    public let events = TakeEventLog()
+    /// Requests to the running take (marks now; pause, resume, split): post from any thread
+    /// but the realtime one, at `framesTaken`.
+    public let control = TakeControl()
+    private let metadata: TakeMetadata?
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
@@ -329,12 +339,36 @@ public final class CaptureSession {
         }
 
         parts = CaptureMemory(plan, memory: core.memory, link: core.link)
+        if let recording = configuration.recording, let fileWriter {
+            let names = ports.map(\.shortName)
+            let inputSources = sources
+            let recordedSources = recordedNames.map { name in
+                names.firstIndex(of: name).map { inputSources[$0] } ?? ""
+            }
+            let made = TakeMetadata(
+                options: recording.metadata, sampleRate: sampleRate, channelNames: recordedNames,
+                sourcePorts: recordedSources,
+                events: events, counters: parts.counters)
+            if recording.writesSidecar {
+                do throws(SoundFileError) {
+                    try Self.startSidecar(made, recording: recording, format: fileWriter.format)
+                } catch {
+                    fileWriter.discard()
+                    partialWriter?.discard()
+                    throw .file(error)
+                }
+            }
+            metadata = recording.writesSidecar ? made : nil
+        } else {
+            metadata = nil
+        }
         if let fileWriter, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
                 file: partialWriter ?? fileWriter, final: partialWriter == nil ? nil : fileWriter,
                 samples: samples.consumer, drops: drops.consumer,
-                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
+                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall,
+                metadata: metadata, control: control)
         } else {
             writer = nil
         }
@@ -354,6 +388,25 @@ public final class CaptureSession {
 
     deinit {
         if core.isStarted && summary == nil { _ = stop() }
+    }
+
+    /// The sidecar before the take starts: refused when one is there without `--force` (it may
+    /// belong to another take), and written once (no events yet), so a folder that takes the
+    /// file but not the sidecar fails here, not at the first marker. Main thread.
+    private static func startSidecar(
+        _ metadata: TakeMetadata, recording: CaptureConfiguration.Recording, format: AudioFileFormat
+    ) throws(SoundFileError) {
+        let path = TakeMetadata.sidecarPath(for: recording.path)
+        if !recording.replacesExisting, PathEntry(path: path, followingLinks: false) != nil {
+            throw SoundFileError(
+                .create, path: path, message: SystemError.fileExists.description,
+                systemCode: SystemError.fileExists.code)
+        }
+        var file = TakeFileMetadata(
+            path: recording.path, format: format, firstTakeFrame: 0,
+            codingHistory: metadata.codingHistory(format: format, channelCount: metadata.channelNames.count))
+        metadata.writeSidecar(for: &file, timeline: FileTimeline(), final: false)
+        if let error = file.sidecarError { throw SoundFileError(.create, path: path, message: error) }
     }
 
     /// Starts the writer, activates the client and connects the sources. A source that cannot be
@@ -381,6 +434,12 @@ public final class CaptureSession {
                 timeout: 1, interval: 0.002,
                 until: { wanted.allSatisfy { client.connections(of: $0.1).contains($0.0) } })
             if JackClient.isPipeWire { awaitLiveLinks() }
+            if let metadata {
+                let latencies = sourcePorts.filter { !$0.isEmpty }.compactMap {
+                    client.latencyRange(ofPort: $0, mode: .capture)?.max
+                }
+                metadata.noteCaptureLatency(frames: latencies.max() ?? 0)
+            }
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
@@ -432,15 +491,25 @@ public final class CaptureSession {
     }
 
     private func drainServerGaps() {
-        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog)
+        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
+            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        }
         Self.drain(parts.missedRing.consumer, into: &missedLog)
     }
 
-    private static func drain(_ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent]) {
+    private static func drain(
+        _ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent], each: (DropEvent) -> Void = { _ in }
+    ) {
         let slices = consumer.readableSlices()
         guard slices.count > 0 else { return }
-        for gap in slices.first where log.count < serverGapListLimit { log.append(gap) }
-        for gap in slices.second where log.count < serverGapListLimit { log.append(gap) }
+        for gap in slices.first {
+            if log.count < serverGapListLimit { log.append(gap) }
+            each(gap)
+        }
+        for gap in slices.second {
+            if log.count < serverGapListLimit { log.append(gap) }
+            each(gap)
+        }
         consumer.commitRead(count: slices.count)
     }
 
@@ -491,6 +560,8 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
+        // The last server gaps into the event log before the writer places the file's markers.
+        drainServerGaps()
         let written = writer?.finish()
         let analysed = analysis?.finish()
         drainTimings()

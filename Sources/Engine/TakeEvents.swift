@@ -70,6 +70,8 @@ public final class TakeEventLog: Sendable {
 
     /// Every event kept so far, in the order appended.
     public var events: [TakeEvent] { contents.withLock { $0.events } }
+    /// How many events are kept (cheaper than `events.count`: no copy).
+    public var count: Int { contents.withLock { $0.events.count } }
     /// Events not kept because the log was full.
     public var eventsNotKept: UInt64 { contents.withLock { $0.overflowed } }
 

@@ -64,13 +64,24 @@ final class TakeWriter: @unchecked Sendable {
     /// Frames covered by the file's header, and when it was last written (writer thread).
     private var headerPosition: UInt64 = 0
     private var lastHeaderUpdate = MonotonicClock.nanoseconds()
+    /// The file's `bext`, cues and sidecar (nil: none, as for an offline take), the take's
+    /// events and the requests posted to it.
+    private let metadata: TakeMetadata?
+    private let control: TakeControl?
+    /// Which take frames the file holds, and what its metadata knows of it once its first frame
+    /// is about to be written (writer thread).
+    private var timeline = FileTimeline()
+    private var fileMetadata: TakeFileMetadata?
 
     init(
         file: SoundFileWriter, final: SoundFileWriter? = nil, samples: SPSCRing<Float>.Consumer,
         drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
-        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0
+        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0, metadata: TakeMetadata? = nil,
+        control: TakeControl? = nil
     ) {
+        self.metadata = metadata
+        self.control = control
         self.stallSeconds = stallSeconds
         self.file = file
         self.final = final
@@ -117,9 +128,11 @@ final class TakeWriter: @unchecked Sendable {
         }
         while true {
             let stopping = stopRequested.load(ordering: .acquiring)
+            takeRequests()
             drain()
             if stopping { break }
             updateHeaderIfDue()
+            refreshSidecar()
             wakeUp.wait(timeout: wakeInterval)
         }
         // The realtime side is done: frames taken but never queued were a trailing drop.
@@ -130,12 +143,43 @@ final class TakeWriter: @unchecked Sendable {
             record(gap)
             writeSilence(frames: gap.frameCount)
         }
+        takeRequests()
+        let cues = fileMetadata.map { metadata?.cuePoints(for: $0, timeline: timeline) ?? [] } ?? []
         if failure == nil {
-            do { try file.close() } catch { failure = error }
+            do { try file.close(cues: cues) } catch { failure = error }
         } else {
-            try? file.close()
+            try? file.close(cues: cues)
         }
         if let final { convert(into: final) }
+        if var fileMetadata {
+            metadata?.writeSidecar(for: &fileMetadata, timeline: timeline, final: true)
+            self.fileMetadata = fileMetadata
+        }
+    }
+
+    /// The requests posted since the last wake: a mark goes into the event log at its place.
+    /// (Pause, resume and split are applied where the writer decides which take frames go to
+    /// which file.) Writer thread.
+    private func takeRequests() {
+        guard let control, let metadata else { return }
+        for request in control.takeAll() where request.kind == .mark {
+            metadata.events.append(TakeEvent(.mark, at: request.takeFrame, label: request.label))
+        }
+    }
+
+    /// Before the file's first frame: its `bext` and the start of its sidecar. Writer thread.
+    private func beginFileIfNeeded() {
+        guard fileMetadata == nil, let metadata else { return }
+        let user = final ?? file
+        fileMetadata = metadata.fileStarting(
+            path: user.path, format: user.format, writer: file, firstTakeFrame: position)
+    }
+
+    /// The sidecar, rewritten when the events changed. Writer thread, after a wake.
+    private func refreshSidecar() {
+        guard var fileMetadata, let metadata else { return }
+        metadata.writeSidecar(for: &fileMetadata, timeline: timeline)
+        self.fileMetadata = fileMetadata
     }
 
     /// Copies the closed intermediate (32-bit float, the samples as JACK delivered them) into
@@ -203,8 +247,12 @@ final class TakeWriter: @unchecked Sendable {
             if frames == 0 { break }
             let count = Int(frames) * channelCount
             guard let slices = samples.readableSlices(count: count) else { break }
+            beginFileIfNeeded()
+            metadata?.scanForClips(slices.first, atTakeFrame: position)
+            metadata?.scanForClips(slices.second, atTakeFrame: position + UInt64(slices.first.count / channelCount))
             write(slices.first)
             write(slices.second)
+            timeline.append(takeFrame: position, count: frames)
             samples.commitRead(count: count)
             position += frames
             available -= Int(frames)
@@ -228,6 +276,8 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     private func writeSilence(frames: UInt64) {
+        beginFileIfNeeded()
+        timeline.append(takeFrame: position, count: frames)
         var left = Int(frames)
         let chunk = silence.count / channelCount
         while left > 0 && failure == nil {
@@ -240,6 +290,7 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     private func record(_ drop: DropEvent) {
+        metadata?.events.append(TakeEvent(.drop, at: drop.startFrame, frameCount: drop.frameCount))
         if let last = dropHistory.last, last.startFrame + last.frameCount == drop.startFrame {
             dropHistory[dropHistory.count - 1].frameCount += drop.frameCount
         } else {

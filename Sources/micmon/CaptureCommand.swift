@@ -10,7 +10,10 @@ enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
-            do { try OutputPath.check(path, force: invocation.force) } catch {
+            do {
+                try OutputPath.check(path, force: invocation.force)
+                try OutputPath.checkSidecar(of: path, force: invocation.force)
+            } catch {
                 Console.error("micmon: \(error.description)")
                 return .usage
             }
@@ -23,6 +26,8 @@ enum CaptureCommand {
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
+            configuration.recording?.metadata = TakeMetadataOptions(
+                description: invocation.takeDescription, software: CommandTable.version)
         }
         if invocation.monitors {
             configuration.monitor = .init(

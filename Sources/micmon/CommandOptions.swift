@@ -204,6 +204,8 @@ struct CaptureOptions: Equatable, Sendable {
     var meterType: MeterType = .peak
     /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
     var writesReport = false
+    /// `record --description`: the take's description (bext and sidecar).
+    var takeDescription = ""
 
     init(kind: Kind) {
         self.kind = kind
@@ -235,6 +237,12 @@ struct CaptureOptions: Equatable, Sendable {
         loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
         writesReport = scanned.isSet("report")
         meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
+        takeDescription = scanned.last("description") ?? ""
+        if takeDescription.utf8.count > BroadcastInfo.descriptionLimit {
+            throw UsageError(
+                "--description holds at most \(BroadcastInfo.descriptionLimit) bytes, got \(takeDescription.utf8.count)"
+            )
+        }
 
         let positional = scanned.positionals
         switch kind {

@@ -56,6 +56,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "meter"): return ("ppm2a", [])
     case (.demo, "force"): return ("", ["--record", "demo.wav"])
     case (_, "svg"): return ("take.svg", [])
+    case (_, "description"): return ("studio A, take 3", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])
