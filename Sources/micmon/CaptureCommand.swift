@@ -86,13 +86,19 @@ enum CaptureCommand {
                 // A name already taken (an earlier run's continuation) is skipped, not overwritten
                 // without --force.
                 var path = continuationPath(recording.path, take: takeNumber)
-                while !force && PathEntry(path: path, followingLinks: false) != nil {
+                while !force
+                    && (PathEntry(path: path, followingLinks: false) != nil
+                        || PathEntry(path: path + ".json", followingLinks: false) != nil)
+                {
                     let taken = path
                     takeNumber += 1
                     path = continuationPath(recording.path, take: takeNumber)
                     Console.error("micmon: " + Messages.continuationTaken(taken, using: path))
                 }
-                do { try OutputPath.check(path, force: force) } catch {
+                do {
+                    try OutputPath.check(path, force: force)
+                    try OutputPath.checkSidecar(of: path, force: force)
+                } catch {
                     Console.error("micmon: \(error.description)")
                     return .usage
                 }
@@ -251,7 +257,10 @@ enum CaptureCommand {
                 kind: .serverGap, startSeconds: Double($0.startFrame) / rate,
                 lengthSeconds: Double($0.frameCount) / rate)
         }
-        markers += ReportCommand.sidecarMarkers(for: path, sampleRate: summary.sampleRate)
+        // The take's own sidecar lists those drops and gaps already, with its other markers.
+        if PathEntry(path: ReportCommand.sidecarPath(for: path), followingLinks: false) != nil {
+            markers = ReportCommand.sidecarMarkers(for: path, sampleRate: summary.sampleRate)
+        }
         if let failure = ReportCommand.writePicture(analysis, of: path, markers: markers, to: path + ".report.svg") {
             return failure
         }
