@@ -138,5 +138,30 @@ extension JackIntegrationTests {
             #expect(origination["time_reference"] as? Int == Int(bext.timeReference))
             #expect(object["description"] as? String == bext.description)
         }
+
+        @Test(
+            "kill -9: the take opens with its bext, the sidecar is the last one written (complete false), no cue chunk")
+        func killedTake() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("metadata-kill") + "/take.wav"
+            let child = try MicmonProcess([
+                "record", path, "-s", server.name, "-n", "rec-meta-kill-\(getpid())", "-p",
+                server.source.outputPorts[0],
+                "-p", server.source.outputPorts[1], "--json", "--description", "killed",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 1.5), "it never recorded")
+            child.signal(SIGKILL)
+            let result = child.wait(timeout: 30)
+            #expect(result.wasKilledBySignal)
+            let reader = try SoundFileReader(path: path)
+            #expect(reader.frameCount > 0)
+            let bext = try #require(reader.broadcastInfo, "no bext after a kill")
+            #expect(bext.description == "killed")
+            #expect(reader.cuePoints.isEmpty)
+            let (object, _) = try Self.sidecar(path)
+            #expect(object["complete"] as? Bool == false)
+            let origination = try #require(object["origination"] as? [String: Any], "no origination: \(object)")
+            #expect(origination["time_reference"] as? Int == Int(bext.timeReference))
+        }
     }
 }
