@@ -25,7 +25,8 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
     kernel.pointee.process(
         frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame, knowsCycleFrame: stamp.startUsecs > 0,
-        cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client))
+        cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
+        cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered)
     if let monitor = kernel.pointee.monitor {
         var output = 0
         while output < monitor.count {

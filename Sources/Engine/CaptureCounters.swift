@@ -35,6 +35,10 @@ public struct CaptureCounters: ~Copyable {
     /// Frames the analysis ring had no room for (the analysis thread fell behind): the loudness
     /// and statistics of the take miss them.
     public let analysisFramesMissed = Atomic<UInt64>(0)
+    /// When the cycle that took the take's first frame started, in JACK microseconds
+    /// (`jack_get_cycle_times`, else the callback's entry time); 0 until then. Stored before
+    /// `framesTaken` is released, so a reader that sees frames taken sees it (`TakeClock`).
+    public let firstCycleMicroseconds = Atomic<UInt64>(0)
     /// Set once the frames asked for with `--duration` have all been taken.
     public let isComplete = Atomic<Bool>(false)
 

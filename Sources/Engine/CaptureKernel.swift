@@ -87,11 +87,12 @@ struct CaptureKernel {
     /// One process cycle: judge the timeline, queue the period for the writer (whole or not at
     /// all), meter it, publish the readings and counters. `cycleStartFrame` is the server's frame
     /// counter (when `knowsCycleFrame`), `cycleMicroseconds` when the cycle ran and `driverStamp`
-    /// the driver's lateness stamp, for `TimelineJudge`. Realtime thread.
+    /// the driver's lateness stamp, for `TimelineJudge`; `cycleStartMicroseconds` when the cycle
+    /// began (noted once, for the take's first frame: `TakeClock`). Realtime thread.
     @_noLocks @_noAllocation
     mutating func process(
         frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false, cycleMicroseconds: UInt64 = 0,
-        driverStamp: Float = 0
+        driverStamp: Float = 0, cycleStartMicroseconds: UInt64 = 0
     ) {
         let counters = self.counters
         cleanFrameCount = 0
@@ -136,6 +137,9 @@ struct CaptureKernel {
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
+        if framesTaken == 0 {
+            counters.pointee.firstCycleMicroseconds.store(cycleStartMicroseconds, ordering: .relaxed)
+        }
 
         if let suppressor, frames <= Self.maximumPeriod {
             // SAFETY: inputs[channelCount] is the clean buffer (maximumPeriod floats), made by the

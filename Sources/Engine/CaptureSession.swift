@@ -18,6 +18,10 @@ public struct CaptureConfiguration: Sendable {
         /// `--force`: what is at `path` (a regular file or a symbolic link) is replaced by the new
         /// file; without it anything there is refused (`SoundFileWriter`).
         public var replacesExisting: Bool
+        /// What the file's `bext` and sidecar say beside the take's own facts (`--description`).
+        public var metadata = TakeMetadataOptions()
+        /// Whether FILE.json is written beside the file (every take from the command line).
+        public var writesSidecar = true
         public init(path: String, format: AudioFileFormat, replacesExisting: Bool = false) {
             self.path = path
             self.format = format
@@ -254,6 +258,10 @@ public final class CaptureSession {
     private let hasTrigger: Bool
     /// A rotation or trigger run: FILE is a pattern and the summary lists the files.
     public let writesSeveralFiles: Bool
+    /// Requests to the running take (pause, resume, mark, split): post from any thread but the
+    /// realtime one, at `framesTaken` (`configuration.control` when given, else its own).
+    public let control: TakeControl
+    private let metadata: TakeMetadata?
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
@@ -375,6 +383,7 @@ public final class CaptureSession {
         plan.frameLimit = configuration.durationSeconds.map { UInt64(($0 * Double(sampleRate)).rounded()) } ?? .max
 
         events = TakeEventLog()
+        control = configuration.control ?? TakeControl()
         hasTrigger = configuration.rotation.trigger != nil
         writesSeveralFiles = configuration.rotation.writesSeveralFiles
         var opener: TakeFileOpener?
@@ -415,13 +424,35 @@ public final class CaptureSession {
         }
 
         parts = CaptureMemory(plan, memory: core.memory, link: core.link)
+        if let recording = configuration.recording, opener != nil {
+            let names = ports.map(\.shortName)
+            let inputSources = sources
+            let recordedSources = recordedNames.map { name in
+                names.firstIndex(of: name).map { inputSources[$0] } ?? ""
+            }
+            let made = TakeMetadata(
+                options: recording.metadata, sampleRate: sampleRate, channelNames: recordedNames,
+                sourcePorts: recordedSources,
+                events: events, counters: parts.counters)
+            if recording.writesSidecar {
+                do throws(SoundFileError) {
+                    if let firstFile { try Self.startSidecar(made, recording: recording, path: firstFile.path) }
+                } catch {
+                    firstFile?.discard()
+                    throw .file(error)
+                }
+            }
+            metadata = recording.writesSidecar ? made : nil
+        } else {
+            metadata = nil
+        }
         if let opener, let samples = parts.sampleRing, let drops = parts.dropRing {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
                 first: firstFile, opener: opener, rotation: configuration.rotation, sampleRate: sampleRate,
                 samples: samples.consumer, drops: drops.consumer,
-                counters: parts.counters, channelCount: parts.recordedChannelCount, control: configuration.control,
-                events: events, onFileClosed: configuration.onFileClosed, stallSeconds: stall)
+                counters: parts.counters, channelCount: parts.recordedChannelCount, control: control,
+                events: events, metadata: metadata, onFileClosed: configuration.onFileClosed, stallSeconds: stall)
         } else {
             writer = nil
         }
@@ -443,6 +474,26 @@ public final class CaptureSession {
 
     deinit {
         if core.isStarted && summary == nil { _ = stop() }
+    }
+
+    /// The sidecar before the take starts: refused when one is there without `--force` (it may
+    /// belong to another take), and written once (no events yet), so a folder that takes the
+    /// file but not the sidecar fails here, not at the first marker. Main thread.
+    private static func startSidecar(
+        _ metadata: TakeMetadata, recording: CaptureConfiguration.Recording, path filePath: String
+    ) throws(SoundFileError) {
+        let format = recording.format
+        let path = TakeMetadata.sidecarPath(for: filePath)
+        if !recording.replacesExisting, PathEntry(path: path, followingLinks: false) != nil {
+            throw SoundFileError(
+                .create, path: path, message: SystemError.fileExists.description,
+                systemCode: SystemError.fileExists.code)
+        }
+        var file = TakeFileMetadata(
+            path: filePath, format: format, firstTakeFrame: 0,
+            codingHistory: metadata.codingHistory(format: format, channelCount: metadata.channelNames.count))
+        metadata.writeSidecar(for: &file, timeline: FileTimeline(), final: false)
+        if let error = file.sidecarError { throw SoundFileError(.create, path: path, message: error) }
     }
 
     /// Starts the writer, activates the client and connects the sources. A source that cannot be
@@ -471,6 +522,12 @@ public final class CaptureSession {
                 until: { wanted.allSatisfy { client.connections(of: $0.1).contains($0.0) } })
             if JackClient.isPipeWire { awaitLiveLinks() }
             writer?.noteFirstFrame(wallClock: CalendarTime.now())
+            if let metadata {
+                let latencies = sourcePorts.filter { !$0.isEmpty }.compactMap {
+                    client.latencyRange(ofPort: $0, mode: .capture)?.max
+                }
+                metadata.noteCaptureLatency(frames: latencies.max() ?? 0)
+            }
             counters.pointee.isArmed.store(true, ordering: .relaxed)
         } catch {
             throw .jack(error)
@@ -522,15 +579,25 @@ public final class CaptureSession {
     }
 
     private func drainServerGaps() {
-        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog)
+        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
+            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        }
         Self.drain(parts.missedRing.consumer, into: &missedLog)
     }
 
-    private static func drain(_ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent]) {
+    private static func drain(
+        _ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent], each: (DropEvent) -> Void = { _ in }
+    ) {
         let slices = consumer.readableSlices()
         guard slices.count > 0 else { return }
-        for gap in slices.first where log.count < serverGapListLimit { log.append(gap) }
-        for gap in slices.second where log.count < serverGapListLimit { log.append(gap) }
+        for gap in slices.first {
+            if log.count < serverGapListLimit { log.append(gap) }
+            each(gap)
+        }
+        for gap in slices.second {
+            if log.count < serverGapListLimit { log.append(gap) }
+            each(gap)
+        }
         consumer.commitRead(count: slices.count)
     }
 
@@ -598,6 +665,8 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
+        // The last server gaps into the event log before the writer places the file's markers.
+        drainServerGaps()
         let written = writer?.finish()
         let analysed = analysis?.finish()
         drainTimings()

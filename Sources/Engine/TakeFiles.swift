@@ -62,6 +62,9 @@ final class TakeFile: @unchecked Sendable {
     var framesDropped: UInt64 = 0
     /// The wall-clock time its first frame was taken at, as named.
     let wallClock: Double
+    /// Its `bext` facts and sidecar state, from just before its first frame (nil before, and
+    /// when the take keeps no metadata).
+    var metadata: TakeFileMetadata?
 
     init(path: String, file: SoundFileWriter, final: SoundFileWriter?, wallClock: Double) {
         self.path = path

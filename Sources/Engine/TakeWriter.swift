@@ -64,6 +64,8 @@ final class TakeWriter: @unchecked Sendable {
     private let rotation: TakeRotation
     private let control: TakeControl?
     private let events: TakeEventLog
+    /// Each file's `bext`, cues and sidecar (nil: none, as for an offline take).
+    private let metadata: TakeMetadata?
     private let finisher: TakeFileFinisher
     private let preRoll: PreRollBuffer?
     private let splitFrames: UInt64?
@@ -116,7 +118,8 @@ final class TakeWriter: @unchecked Sendable {
         first: TakeFile?, opener: TakeFileOpener, rotation: TakeRotation = TakeRotation(), sampleRate: Int,
         samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, control: TakeControl? = nil,
-        events: TakeEventLog = TakeEventLog(), onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil,
+        events: TakeEventLog = TakeEventLog(), metadata: TakeMetadata? = nil,
+        onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil,
         wakeInterval: Duration = .milliseconds(500), headerInterval: Duration = .milliseconds(400),
         stallSeconds: Double = 0
     ) {
@@ -131,6 +134,7 @@ final class TakeWriter: @unchecked Sendable {
         self.channelCount = channelCount
         self.control = control
         self.events = events
+        self.metadata = metadata
         self.wakeInterval = wakeInterval
         self.headerIntervalNanoseconds = WakeSignal.nanoseconds(headerInterval)
         finisher = TakeFileFinisher(channelCount: channelCount, onFileClosed: onFileClosed)
@@ -231,6 +235,7 @@ final class TakeWriter: @unchecked Sendable {
             drain()
             if stopping { break }
             updateHeaderIfDue()
+            refreshSidecar()
             prepareUpcoming()
             wakeUp.wait(timeout: wakeInterval)
         }
@@ -418,6 +423,14 @@ final class TakeWriter: @unchecked Sendable {
         }
     }
 
+    /// The current file's sidecar, rewritten when events came since the last time. Writer
+    /// thread, after a wake.
+    private func refreshSidecar() {
+        guard let metadata, let file = current, var fileMetadata = file.metadata else { return }
+        metadata.writeSidecar(for: &fileMetadata, timeline: file.timeline)
+        file.metadata = fileMetadata
+    }
+
     /// Creates the next split's file once its boundary is near. Writer thread, between drains.
     private func prepareUpcoming() {
         guard failure == nil, current != nil, upcoming == nil, upcomingFailure == nil, let boundary else { return }
@@ -441,8 +454,12 @@ final class TakeWriter: @unchecked Sendable {
     /// their own pieces.
     private func takeRequests() {
         guard let control else { return }
-        for request in control.takeAll() where request.kind == .split {
-            requestedSplits.append(request.takeFrame)
+        for request in control.takeAll() {
+            switch request.kind {
+            case .split: requestedSplits.append(request.takeFrame)
+            case .mark: events.append(TakeEvent(.mark, at: request.takeFrame, label: request.label))
+            case .pause, .resume: break
+            }
         }
         requestedSplits.sort()
     }
@@ -453,13 +470,18 @@ final class TakeWriter: @unchecked Sendable {
         current = nil
         closedWritten += UInt64(file.file.framesWritten)
         var closeFailure = failure
+        let cues = file.metadata.map { metadata?.cuePoints(for: $0, timeline: file.timeline) ?? [] } ?? []
         if failure == nil {
-            do { try file.file.close() } catch {
+            do { try file.file.close(cues: cues) } catch {
                 closeFailure = error
                 fail(error)
             }
         } else {
-            try? file.file.close()
+            try? file.file.close(cues: cues)
+        }
+        if let metadata, var fileMetadata = file.metadata {
+            metadata.writeSidecar(for: &fileMetadata, timeline: file.timeline, final: true)
+            file.metadata = fileMetadata
         }
         finisher.submit(file, failure: closeFailure)
     }
@@ -502,6 +524,8 @@ final class TakeWriter: @unchecked Sendable {
             if frames == 0 { break }
             let count = Int(frames) * channelCount
             guard let slices = samples.readableSlices(count: count) else { break }
+            metadata?.scanForClips(slices.first, atTakeFrame: position)
+            metadata?.scanForClips(slices.second, atTakeFrame: position + UInt64(slices.first.count / channelCount))
             take(slices.first, frames: slices.first.count / channelCount)
             take(slices.second, frames: slices.second.count / channelCount)
             samples.commitRead(count: count)
@@ -517,6 +541,12 @@ final class TakeWriter: @unchecked Sendable {
     /// Writes `frames` (nil: silence) to the current file at `position`, and advances it.
     private func write(_ interleaved: UnsafeBufferPointer<Float>?, frames: Int) {
         guard frames > 0, let file = current else { return }
+        if file.metadata == nil, let metadata {
+            // Before the file's first frame: its `bext` and the start of its sidecar.
+            file.metadata = metadata.fileStarting(
+                path: file.path, format: (file.final ?? file.file).format, writer: file.file,
+                firstTakeFrame: position)
+        }
         let before = file.file.framesWritten
         if failure == nil {
             do {
@@ -548,6 +578,7 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     private func record(_ drop: DropEvent) {
+        events.append(TakeEvent(.drop, at: drop.startFrame, frameCount: drop.frameCount))
         if let last = dropHistory.last, last.startFrame + last.frameCount == drop.startFrame {
             dropHistory[dropHistory.count - 1].frameCount += drop.frameCount
         } else {

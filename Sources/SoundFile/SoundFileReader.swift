@@ -9,7 +9,8 @@ public final class SoundFileReader {
     public let channelCount: Int
     /// libsndfile's major format and subtype bits.
     public let formatCode: Int32
-    private var file: OpaquePointer?
+    /// The open file (nil once closed); for the chunk queries in this module's other files.
+    private(set) var file: OpaquePointer?
 
     public init(path: String) throws(SoundFileError) {
         self.path = path

@@ -28,7 +28,8 @@ public final class SoundFileWriter {
     public let channelCount: Int
     public let sampleRate: Int
     public private(set) var framesWritten: Int64 = 0
-    private var file: OpaquePointer?
+    /// The open file (nil once closed); for the chunk commands in this module's other files.
+    private(set) var file: OpaquePointer?
     /// Device and inode of the file this writer created (for `discard()`).
     private let identity: (device: UInt64, inode: UInt64)
     /// The descriptor the file was created on, which `sync()` flushes. libsndfile owns it (it
@@ -291,15 +292,20 @@ public final class SoundFileWriter {
         }
     }
 
-    /// Finalizes the header and closes the file; with `Placement.atClose`, then puts it at
-    /// `path` (the temporary file is removed when that fails). Safe to call twice. Writer thread.
-    public func close() throws(SoundFileError) {
+    /// Finalizes the header and closes the file; then, for a WAV or RF64 file with `cues`,
+    /// appends the cue chunks after its data (`CueChunks`); with `Placement.atClose`, then puts
+    /// it at `path` (the temporary file is removed when that fails). Safe to call twice. Writer
+    /// thread.
+    public func close(cues: [CuePoint] = []) throws(SoundFileError) {
         guard let handle = file else { return }
         file = nil
         let code = sf_close(handle)
         if code != 0 {
             let text = sf_error_number(code).map { String(cString: $0) } ?? "error \(code)"
             throw SoundFileError(.close, path: path, message: text)
+        }
+        if format.container.carriesCuePoints && !cues.isEmpty {
+            try Self.appendChunks(CueChunks.bytes(cues), to: temporaryPath ?? path, identity: identity)
         }
         guard let temporary = temporaryPath else { return }
         temporaryPath = nil
@@ -309,5 +315,61 @@ public final class SoundFileWriter {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// Appends RIFF chunks at the end of the closed file at `path` (if it is still this writer's
+    /// file) and makes the RIFF size (or RF64's `ds64` RIFF size) cover them. The chunks reach
+    /// the device before the size does, so a failure leaves the file as libsndfile closed it
+    /// (a reader ignores bytes past the RIFF size). Writer thread.
+    private static func appendChunks(
+        _ chunks: [UInt8], to path: String, identity: (device: UInt64, inode: UInt64)
+    ) throws(SoundFileError) {
+        let descriptor = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw systemError(path) }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, UInt64(status.st_dev) == identity.device,
+            UInt64(status.st_ino) == identity.inode
+        else {
+            throw SoundFileError(.write, path: path, message: "the file was replaced before its cues were written")
+        }
+        var end = Int(status.st_size)
+        var bytes = chunks
+        // A chunk starts on an even offset (libsndfile pads odd data, but check).
+        if end % 2 == 1 { bytes.insert(0, at: 0) }
+        var header = [UInt8](repeating: 0, count: 28)
+        guard pread(descriptor, &header, 28, 0) == 28 else { throw systemError(path) }
+        let marker = String(decoding: header[0 ..< 4], as: UTF8.self)
+        guard marker == "RIFF" || (marker == "RF64" && String(decoding: header[12 ..< 16], as: UTF8.self) == "ds64")
+        else { throw SoundFileError(.write, path: path, message: "not a RIFF or RF64 file; no cues written") }
+        if !writeAll(bytes, to: descriptor, at: end) { throw systemError(path) }
+        end += bytes.count
+        if fdatasync(descriptor) != 0 && errno != EINVAL && errno != ENOTSUP { throw systemError(path) }
+        let riffSize = UInt64(end - 8)
+        var size: [UInt8] = []
+        if marker == "RIFF" {
+            guard riffSize <= UInt64(UInt32.max) else { return }
+            for shift in stride(from: 0, to: 32, by: 8) { size.append(UInt8(truncatingIfNeeded: riffSize >> shift)) }
+        } else {
+            for shift in stride(from: 0, to: 64, by: 8) { size.append(UInt8(truncatingIfNeeded: riffSize >> shift)) }
+        }
+        if !writeAll(size, to: descriptor, at: marker == "RIFF" ? 4 : 20) { throw systemError(path) }
+        if fdatasync(descriptor) != 0 && errno != EINVAL && errno != ENOTSUP { throw systemError(path) }
+    }
+
+    /// `pwrite`s all of `bytes` at `offset`, again after a short write or EINTR.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, at offset: Int) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                pwrite(descriptor, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += written
+        }
+        return true
     }
 }

@@ -10,7 +10,12 @@ enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
         if let path = invocation.filePath {
-            do { try OutputPath.checkPattern(path, force: invocation.force, rotation: invocation.rotation) } catch {
+            do {
+                try OutputPath.checkPattern(path, force: invocation.force, rotation: invocation.rotation)
+                if !invocation.rotation.writesSeveralFiles {
+                    try OutputPath.checkSidecar(of: path, force: invocation.force)
+                }
+            } catch {
                 Console.error("micmon: \(error.description)")
                 return .usage
             }
@@ -23,6 +28,8 @@ enum CaptureCommand {
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
+            configuration.recording?.metadata = TakeMetadataOptions(
+                description: invocation.takeDescription, software: CommandTable.version)
         }
         if invocation.monitors {
             configuration.monitor = .init(
@@ -106,13 +113,19 @@ enum CaptureCommand {
                 // A name already taken (an earlier run's continuation) is skipped, not overwritten
                 // without --force.
                 var path = continuationPath(recording.path, take: takeNumber)
-                while !force && PathEntry(path: path, followingLinks: false) != nil {
+                while !force
+                    && (PathEntry(path: path, followingLinks: false) != nil
+                        || PathEntry(path: path + ".json", followingLinks: false) != nil)
+                {
                     let taken = path
                     takeNumber += 1
                     path = continuationPath(recording.path, take: takeNumber)
                     Console.error("micmon: " + Messages.continuationTaken(taken, using: path))
                 }
-                do { try OutputPath.check(path, force: force) } catch {
+                do {
+                    try OutputPath.check(path, force: force)
+                    try OutputPath.checkSidecar(of: path, force: force)
+                } catch {
                     Console.error("micmon: \(error.description)")
                     return .usage
                 }
@@ -295,7 +308,10 @@ enum CaptureCommand {
                 kind: .serverGap, startSeconds: Double($0.startFrame) / rate,
                 lengthSeconds: Double($0.frameCount) / rate)
         }
-        markers += ReportCommand.sidecarMarkers(for: path, sampleRate: summary.sampleRate)
+        // The take's own sidecar lists those drops and gaps already, with its other markers.
+        if PathEntry(path: ReportCommand.sidecarPath(for: path), followingLinks: false) != nil {
+            markers = ReportCommand.sidecarMarkers(for: path, sampleRate: summary.sampleRate)
+        }
         if let failure = ReportCommand.writePicture(analysis, of: path, markers: markers, to: path + ".report.svg") {
             return failure
         }

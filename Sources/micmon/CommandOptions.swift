@@ -209,6 +209,8 @@ struct CaptureOptions: Equatable, Sendable {
     /// `record --pre-roll`, `--trigger` (with `--trigger-off`, `--hang`, `--trigger-channel`),
     /// `--split`, `--split-on-clock`: how the recording is cut into files.
     var rotation = TakeRotation()
+    /// `record --description`: the take's description (bext and sidecar).
+    var takeDescription = ""
 
     init(kind: Kind) {
         self.kind = kind
@@ -241,6 +243,12 @@ struct CaptureOptions: Equatable, Sendable {
         writesReport = scanned.isSet("report")
         meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
         operations = try OperationsOptions(scanned)
+        takeDescription = scanned.last("description") ?? ""
+        if takeDescription.utf8.count > BroadcastInfo.descriptionLimit {
+            throw UsageError(
+                "--description holds at most \(BroadcastInfo.descriptionLimit) bytes, got \(takeDescription.utf8.count)"
+            )
+        }
 
         let positional = scanned.positionals
         switch kind {

@@ -153,6 +153,11 @@ enum CommandTable {
         help: "names the screen shows for the inputs, in order, comma-separated (--label primary,reference; "
             + "an empty name keeps the port's). Default: the source port's JACK pretty name, else in_1, in_2, ...")
 
+    static let takeDescription = OptionSpec(
+        "description", "TEXT", kind: .text,
+        help: "the take's description (up to 256 bytes): the bext chunk's Description in wav and rf64, "
+            + "\"description\" in the sidecar FILE.json that every take gets (its events and markers)")
+
     static let meters = """
         Meters: sample peak with IEC 60268-18 fall-back (20 dB in 1.7 s) and a 2 s
         hold, RMS integrated over 300 ms. dBFS: a full-scale sine reads 0.0 peak and
@@ -264,6 +269,7 @@ enum CommandTable {
                         + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
                         + "--json prints it) beside it"),
                 preRoll, trigger, triggerOff, hang, triggerChannel, split, splitOnClock,
+                takeDescription,
             ] + operationsOptions + [help, versionOption],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
     }

@@ -43,6 +43,7 @@ enum DemoCommand {
         configuration.meterType = invocation.meterType
         if let path = invocation.filePath, let format = invocation.format {
             configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
+            configuration.recording?.metadata = TakeMetadataOptions(software: CommandTable.version)
         }
         return CaptureCommand.run(configuration, json: invocation.json, labels: invocation.labels)
     }

@@ -55,6 +55,15 @@ enum OutputPath {
         }
     }
 
+    /// The take's sidecar FILE.json (its markers and facts) may be written: nothing there, or
+    /// `--force`. By looking only, like `check`. Main thread.
+    static func checkSidecar(of path: String, force: Bool) throws(UsageError) {
+        let sidecar = path + ".json"
+        guard let entry = PathEntry(path: sidecar, followingLinks: false) else { return }
+        if entry.isDirectory { throw UsageError("\(sidecar) (the take's sidecar) is a directory") }
+        if !force { throw UsageError("\(sidecar) exists (the sidecar FILE.json); use --force to overwrite it") }
+    }
+
     /// What to print when the file could not be put at FILE because something appeared there
     /// after `check` passed (another recorder created it), or with `--force` because another
     /// micmon is still writing what is there: refused, as `check` would, exit 64.

@@ -219,7 +219,8 @@ final class TakeOperations {
         event(kind, at: frame, variables)
     }
 
-    /// What `fileClosed` does, as a function of plain values any thread may call (the writer's
+    /// A finalized file of the take: its --on-file-closed hook, then retention, queued for the
+    /// operations thread, as a function of plain values any thread may call (the writer's
     /// `onFileClosed` callback, once per finalized file of a rotating take): it only queues work.
     /// Made by `takeStarted` for the take's rate.
     private(set) var fileClosedHandler: @Sendable (ClosedTakeFile) -> Void = { _ in }

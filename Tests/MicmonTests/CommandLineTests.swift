@@ -70,6 +70,7 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "trigger-channel"): return ("2", ["--trigger", "-20"])
     case (_, "split"): return ("10s", [])
     case (_, "split-on-clock"): return ("", ["--split", "1h"])
+    case (_, "description"): return ("studio A, take 3", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
         return ("", [])

@@ -12,11 +12,12 @@ enum FileSafety {
     struct Snapshot: Equatable, CustomStringConvertible {
         var entries: [String: String] = [:]
 
-        init(_ folders: [String], excluding excluded: String? = nil) {
+        /// What is in `folders`, but `excluded` and `alsoExcluded` (a take's sidecar, FILE.json).
+        init(_ folders: [String], excluding excluded: String? = nil, alsoExcluding alsoExcluded: String? = nil) {
             for folder in folders {
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                     let path = folder + "/" + name
-                    if path == excluded { continue }
+                    if path == excluded || path == alsoExcluded { continue }
                     entries[path] = Self.describe(path)
                 }
             }
@@ -131,8 +132,11 @@ enum FileSafety {
         let result = try MicmonProcess.run(
             arguments + (force ? ["--force"] : []), environment: environment, timeout: 30)
         #expect(!result.wasKilledBySignal, "\(existing) force \(force): hung or crashed; stderr: \(result.stderr)")
-        let after = Snapshot([folder, elsewhere], excluding: file)
+        // A take that was written has its sidecar beside it (a new regular file), and nothing else.
+        let wrote = arguments.first == "record" && existing.isWritten(force: force) && result.exitCode == 0
+        let after = Snapshot([folder, elsewhere], excluding: file, alsoExcluding: wrote ? file + ".json" : nil)
         #expect(after == before, "\(existing) force \(force): something else changed:\n\(before)\n---\n\(after)")
+        if wrote { #expect(isRegularFile(file + ".json"), "\(existing) force \(force): no sidecar") }
         #expect(Snapshot.describe("/dev/null") == devNull)
         if existing.isWritten(force: force) {
             #expect(result.exitCode == 0, "\(existing) force \(force): stderr: \(result.stderr)")
