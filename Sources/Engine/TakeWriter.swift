@@ -156,7 +156,8 @@ final class TakeWriter: @unchecked Sendable {
     convenience init(
         file: SoundFileWriter, samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
-        headerInterval: Duration = .milliseconds(400)
+        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0, metadata: TakeMetadata? = nil,
+        control: TakeControl? = nil
     ) {
         let opener = TakeFileOpener(
             pattern: FilePattern(file.path), format: file.format, sampleRate: file.sampleRate,
@@ -164,7 +165,8 @@ final class TakeWriter: @unchecked Sendable {
         self.init(
             first: TakeFile(path: file.path, file: file, final: nil, wallClock: 0), opener: opener,
             sampleRate: file.sampleRate, samples: samples, drops: drops, counters: counters,
-            channelCount: channelCount, wakeInterval: wakeInterval, headerInterval: headerInterval)
+            channelCount: channelCount, control: control, events: metadata?.events ?? TakeEventLog(),
+            metadata: metadata, wakeInterval: wakeInterval, headerInterval: headerInterval, stallSeconds: stallSeconds)
     }
 
     deinit { silence.deallocate() }

@@ -1,16 +1,11 @@
-// The wall clock and local calendar time: now as seconds since the epoch (CLOCK_REALTIME),
-// `strftime` of a pattern at a time, the local UTC offset, and making the folders a path needs.
+// Local calendar time for a recorder's file names: now (`WallClock`), `strftime` of a pattern at a time, the local UTC offset, and making the folders a path needs.
 // For naming and aligning a recorder's files. Any non-realtime thread.
 
 import Glibc
 
 public enum CalendarTime {
     /// Now, in seconds since 1970-01-01 UTC (CLOCK_REALTIME: it can step when the clock is set).
-    public static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    public static func now() -> Double { WallClock.secondsSinceEpoch() }
 
     /// `pattern` with its strftime fields filled in for `seconds` (local time), or nil when
     /// the result would not fit 4096 bytes (or is empty while the pattern is not).

@@ -67,14 +67,3 @@ extension FileSystem {
         }
     }
 }
-
-/// The wall clock (`CLOCK_REALTIME`): when a file was written, for `--keep-for`. Not for
-/// measuring intervals (it jumps when the clock is set); any thread.
-public enum WallClock {
-    /// Seconds since the epoch, with a fraction.
-    public static func secondsSinceEpoch() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-}

@@ -12,6 +12,12 @@ public enum WallClock {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
+    /// Now, in seconds since the Unix epoch with a fraction (when a file was written, for
+    /// `--keep-for`; a file's name). Not for measuring intervals: it jumps when the clock is set.
+    public static func secondsSinceEpoch() -> Double {
+        Double(nanoseconds()) / 1e9
+    }
+
     /// A moment in nanoseconds since the epoch, as the local calendar reads it.
     public static func localTime(ofNanoseconds moment: Int64) -> LocalTime {
         let seconds = moment >= 0 ? moment / 1_000_000_000 : (moment - 999_999_999) / 1_000_000_000
