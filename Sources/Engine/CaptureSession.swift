@@ -18,7 +18,13 @@ public struct CaptureConfiguration: Sendable {
         /// `--force`: what is at `path` (a regular file or a symbolic link) is replaced by the new
         /// file; without it anything there is refused (`SoundFileWriter`).
         public var replacesExisting: Bool
-        public init(path: String, format: AudioFileFormat, replacesExisting: Bool = false) {
+        /// Stream the take to this descriptor (`record -`: stdout, a pipe) instead of a file at
+        /// `path` (which then only names it): no crash-safe intermediate, no header rewrites.
+        public var streamDescriptor: Int32?
+        public init(
+            path: String, format: AudioFileFormat, replacesExisting: Bool = false, streamDescriptor: Int32? = nil
+        ) {
+            self.streamDescriptor = streamDescriptor
             self.path = path
             self.format = format
             self.replacesExisting = replacesExisting
@@ -139,6 +145,10 @@ public struct CaptureSummary: Sendable {
     /// The crash-safe intermediate (`TakeWriter.partialPath(for:)`) when the take went through
     /// one and it is still on disk (its conversion failed): it holds the take.
     public var partialPath: String?
+    /// Take frames pauses left out of the file: the file holds `framesTaken - framesPaused`.
+    public var framesPaused: UInt64 = 0
+    /// The take went to a stream (`record -`), not a file.
+    public var streamed = false
     /// The rate the server changed to when `sampleRateChanged` (0 otherwise).
     public var changedSampleRate = 0
     /// Inputs whose chosen source was never seen connected to them during the take ("in_1"),
@@ -199,6 +209,12 @@ public final class CaptureSession {
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
+    /// Requests to the running take (pause, resume, mark, split), taken by the writer.
+    public let takeControl = TakeControl()
+    /// Every event of the run on the take's timeline (pauses, resumes, marks, ...).
+    public let takeEvents = TakeEventLog()
+    /// The handle keys, signals, the control socket and transport drive the take with.
+    public let remote: TakeRemote
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
@@ -210,6 +226,7 @@ public final class CaptureSession {
         }
         let sampleRate = core.sampleRate
         self.sampleRate = sampleRate
+        streams = configuration.recording?.streamDescriptor != nil
         let suppressor: NoiseSuppressor?
         if configuration.denoises {
             do { suppressor = try NoiseSuppressor(sampleRate: sampleRate) } catch { throw .denoise(error) }
@@ -304,6 +321,13 @@ public final class CaptureSession {
             case .all: channels = channelCount + 1
             }
             do throws(SoundFileError) {
+                if let descriptor = recording.streamDescriptor {
+                    // A pipe: the take goes out as it comes, and a stream cannot be converted at
+                    // the end, so no intermediate.
+                    fileWriter = try SoundFileWriter(
+                        streamingTo: descriptor, path: recording.path, format: recording.format,
+                        sampleRate: sampleRate, channelCount: channels)
+                } else {
                 // Crash-safe: a take in a container that cannot survive a kill goes to
                 // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
                 // exactly as a direct write would have been. One left by an earlier take may
@@ -323,6 +347,7 @@ public final class CaptureSession {
                         path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
                         sampleRate: sampleRate, channelCount: channels)
                 }
+                }
             } catch {
                 throw .file(error)
             }
@@ -334,10 +359,12 @@ public final class CaptureSession {
             writer = TakeWriter(
                 file: partialWriter ?? fileWriter, final: partialWriter == nil ? nil : fileWriter,
                 samples: samples.consumer, drops: drops.consumer,
-                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall)
+                counters: parts.counters, channelCount: parts.recordedChannelCount, stallSeconds: stall,
+                control: takeControl, events: takeEvents)
         } else {
             writer = nil
         }
+        remote = TakeRemote(control: takeControl, counters: parts.counters, writer: writer, sampleRate: sampleRate)
         if let analyzer, let ring = parts.analysisRing {
             analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer, meterType: configuration.meterType)
         } else {
@@ -480,6 +507,10 @@ public final class CaptureSession {
     /// The rate the server changed to, once `sampleRateChanged` (0 before).
     public var changedSampleRate: Int { core.memory.changedSampleRate }
     public var fileHasFailed: Bool { writer?.hasFailed.load(ordering: .acquiring) ?? false }
+    /// The take streams to a descriptor (`record -`), not a file.
+    public let streams: Bool
+    /// The stream's reader went away (its write failed with EPIPE), as of the writer's last write.
+    public var outputWasClosed: Bool { writer?.readerWentAway.load(ordering: .acquiring) ?? false }
     /// The cycle counter and server state for a watchdog thread; valid while this session lives.
     public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
 
@@ -510,6 +541,8 @@ public final class CaptureSession {
         final.timelineJitter = counters.pointee.timelineJitter.load(ordering: .relaxed)
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
+        final.framesPaused = written?.framesPaused ?? 0
+        final.streamed = streams
         final.changedSampleRate = changedSampleRate
         final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {
             (input: $0.1.0, source: $0.1.1)

@@ -47,10 +47,21 @@ final class TakeWriter: @unchecked Sendable {
     private let stallSeconds: Double
     private let silence: UnsafeMutableBufferPointer<Float>
 
+    /// Pause, resume and mark requests (keys, signals, the control socket, transport), and the
+    /// run's event log the pauses, resumes and marks go to; nil when nobody drives the take.
+    private let control: TakeControl?
+    private let events: TakeEventLog?
+    /// Pause and resume: which frames of the take reach the file (writer thread).
+    private var gate: PauseGate
+    /// Whether writing is paused, as of the frames written so far, for the UI.
+    let isPaused = Atomic<Bool>(false)
+
     private let stopRequested = Atomic<Bool>(false)
     private var thread: WorkerThread?
     /// Set when a write failed; the writer then stops writing (the file stays valid up to there).
     let hasFailed = Atomic<Bool>(false)
+    /// Set (before `hasFailed`) when the write failed because a stream's reader went away.
+    let readerWentAway = Atomic<Bool>(false)
     /// Frames the file holds so far (data and silence; a failed write counts only what reached it), for the UI.
     let framesWritten = Atomic<UInt64>(0)
 
@@ -69,8 +80,13 @@ final class TakeWriter: @unchecked Sendable {
         file: SoundFileWriter, final: SoundFileWriter? = nil, samples: SPSCRing<Float>.Consumer,
         drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, wakeInterval: Duration = .milliseconds(500),
-        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0
+        headerInterval: Duration = .milliseconds(400), stallSeconds: Double = 0, control: TakeControl? = nil,
+        events: TakeEventLog? = nil, startsPaused: Bool = false
     ) {
+        self.control = control
+        self.events = events
+        gate = PauseGate(startsPaused: startsPaused)
+        isPaused.store(startsPaused, ordering: .relaxed)
         self.stallSeconds = stallSeconds
         self.file = file
         self.final = final
@@ -101,12 +117,14 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Asks the thread to drain everything the realtime side took, close the file and end; waits
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
-    func finish() -> (drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?) {
+    func finish() -> (
+        drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?, framesPaused: UInt64
+    ) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
         thread?.join()
         thread = nil
-        return (dropHistory, failure, UInt64(file.framesWritten), keptPartial)
+        return (dropHistory, failure, UInt64(file.framesWritten), keptPartial, gate.framesPaused)
     }
 
     private func run() {
@@ -130,6 +148,8 @@ final class TakeWriter: @unchecked Sendable {
             record(gap)
             writeSilence(frames: gap.frameCount)
         }
+        takeRequests()
+        note(gate.flush(upTo: position))
         if failure == nil {
             do { try file.close() } catch { failure = error }
         } else {
@@ -154,10 +174,10 @@ final class TakeWriter: @unchecked Sendable {
             }
             reader.close()
             try final.close()
-            if final.framesWritten != Int64(position) {
+            if final.framesWritten != file.framesWritten {
                 throw SoundFileError(
                     .write, path: final.path,
-                    message: "the copy holds \(final.framesWritten) of the take's \(position) frames")
+                    message: "the copy holds \(final.framesWritten) of the take's \(file.framesWritten) frames")
             }
         } catch {
             try? final.close()
@@ -187,6 +207,7 @@ final class TakeWriter: @unchecked Sendable {
     private func drain() {
         // Acquiring the ring first: every drop logged before these frames is then visible too.
         var available = samples.availableToRead() / channelCount
+        takeRequests()
         while let slices = drops.readableSlices(count: 1) {
             pendingDrops.append(slices.first[0])
             drops.commitRead(count: 1)
@@ -203,8 +224,10 @@ final class TakeWriter: @unchecked Sendable {
             if frames == 0 { break }
             let count = Int(frames) * channelCount
             guard let slices = samples.readableSlices(count: count) else { break }
-            write(slices.first)
-            write(slices.second)
+            let events = gate.admit(takeFrame: position, count: frames) { offset, length in
+                write(slices, from: Int(offset) * channelCount, count: Int(length) * channelCount)
+            }
+            note(events)
             samples.commitRead(count: count)
             position += frames
             available -= Int(frames)
@@ -217,24 +240,62 @@ final class TakeWriter: @unchecked Sendable {
         }
     }
 
+    /// Takes the requests posted since the last look: pauses and resumes go to the gate, marks
+    /// to the event log at their frame (splits are the segmenter's). Writer thread.
+    private func takeRequests() {
+        guard let control else { return }
+        for request in control.takeAll() {
+            switch request.kind {
+            case .pause, .resume: gate.add(request)
+            case .mark: events?.append(TakeEvent(.mark, at: request.takeFrame, label: request.label))
+            case .split: break
+            }
+        }
+    }
+
+    /// Puts the pauses and resumes that took effect on record.
+    private func note(_ applied: [TakeEvent]) {
+        guard let last = applied.last else { return }
+        for event in applied { events?.append(event) }
+        isPaused.store(last.kind == .pause, ordering: .relaxed)
+    }
+
+    /// Writes `count` samples of the ring's two slices, from `start` on (as if they were one).
+    private func write(_ slices: RingReadSlices<Float>, from start: Int, count: Int) {
+        let firstCount = slices.first.count
+        if start < firstCount {
+            let end = min(start + count, firstCount)
+            write(UnsafeBufferPointer(rebasing: slices.first[start ..< end]))
+        }
+        let end = start + count
+        if end > firstCount {
+            let from = max(start, firstCount) - firstCount
+            write(UnsafeBufferPointer(rebasing: slices.second[from ..< end - firstCount]))
+        }
+    }
+
     private func write(_ interleaved: UnsafeBufferPointer<Float>) {
         guard failure == nil, !interleaved.isEmpty else { return }
         do {
             try file.write(interleaved: interleaved)
         } catch {
+            if error.isClosedPipe { readerWentAway.store(true, ordering: .relaxed) }
             failure = error
             hasFailed.store(true, ordering: .releasing)
         }
     }
 
     private func writeSilence(frames: UInt64) {
-        var left = Int(frames)
         let chunk = silence.count / channelCount
-        while left > 0 && failure == nil {
-            let n = min(left, chunk)
-            write(UnsafeBufferPointer(rebasing: silence[0 ..< n * channelCount]))
-            left -= n
+        let events = gate.admit(takeFrame: position, count: frames) { _, length in
+            var left = Int(length)
+            while left > 0 && failure == nil {
+                let n = min(left, chunk)
+                write(UnsafeBufferPointer(rebasing: silence[0 ..< n * channelCount]))
+                left -= n
+            }
         }
+        note(events)
         position += frames
         framesWritten.store(UInt64(file.framesWritten), ordering: .relaxed)
     }

@@ -24,6 +24,10 @@ public enum StopReason: Sendable, Equatable {
     case readFailed(String)
     /// Capture: no process cycle for the watchdog's limit while the server still answered.
     case cyclesStopped
+    /// `record`: the `q` key or `micmon stop`.
+    case stopRequested
+    /// `record -`: the reader of stdout went away (a closed pipe).
+    case outputClosed
 
     /// The reason as the summaries print it.
     public var text: String {
@@ -40,6 +44,8 @@ public enum StopReason: Sendable, Equatable {
         case .serverStalled: return "the server stopped running process cycles"
         case .readFailed(let reason): return reason
         case .cyclesStopped: return "the graph stopped calling micmon (no process cycle while the server answered)"
+        case .stopRequested: return "stopped as asked (the q key or micmon stop)"
+        case .outputClosed: return "the reader of stdout went away"
         }
     }
 }

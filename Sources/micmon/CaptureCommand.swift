@@ -9,7 +9,7 @@ import TerminalUI
 enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
-        if let path = invocation.filePath {
+        if let path = invocation.filePath, !invocation.streamsToStandardOutput {
             do { try OutputPath.check(path, force: invocation.force) } catch {
                 Console.error("micmon: \(error.description)")
                 return .usage
@@ -22,8 +22,15 @@ enum CaptureCommand {
         configuration.allowsUnconnected = invocation.allowsUnconnected
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
-            configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
+            configuration.recording = .init(
+                path: path, format: format, replacesExisting: invocation.force,
+                streamDescriptor: invocation.streamsToStandardOutput ? StandardStream.output.rawValue : nil)
         }
+        if invocation.streamsToStandardOutput {
+            // stdout carries the take: the display and the summary go to stderr.
+            Console.display = .error
+        }
+        let controls = CaptureControls(transport: invocation.transportMode)
         if invocation.monitors {
             configuration.monitor = .init(
                 destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
@@ -34,10 +41,11 @@ enum CaptureCommand {
         configuration.meterType = invocation.meterType
         configuration.keepsAnalysisEnvelope = invocation.writesReport
         guard invocation.waitsForServer else {
-            return run(configuration, json: invocation.json, labels: invocation.labels)
+            return run(configuration, json: invocation.json, labels: invocation.labels, controls: controls)
         }
         return runAcrossServerRestarts(
-            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels)
+            configuration, json: invocation.json, force: invocation.force, labels: invocation.labels,
+            controls: controls)
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
@@ -46,12 +54,13 @@ enum CaptureCommand {
     /// A rate change ends the take the same way, and the next take starts at once at the new
     /// rate (the server never left, so nothing is waited for).
     static func runAcrossServerRestarts(
-        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = []
+        _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = [],
+        controls: CaptureControls = CaptureControls()
     ) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
-            let code = run(configuration, json: json, labels: labels, waitsForCycles: true)
+            let code = run(configuration, json: json, labels: labels, waitsForCycles: true, controls: controls)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
             }
@@ -120,7 +129,8 @@ enum CaptureCommand {
     /// time has passed (holding what was delivered; the summary says how much is missing).
     /// `labels`: `--label`, the screen's name for each input.
     static func run(
-        _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false
+        _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false,
+        controls: CaptureControls = CaptureControls()
     ) -> ExitCode {
         let session: CaptureSession
         do {
@@ -130,9 +140,12 @@ enum CaptureCommand {
         }
         for warning in session.warnings { Console.error("micmon: " + Messages.warning(warning)) }
         let warningsBeforeStart = session.warnings.count
+        // Before the start: a take that follows a stopped transport begins paused.
+        let control = RecorderControl(session: session, controls: controls, path: configuration.recording?.path)
         do {
             try session.start()
         } catch {
+            control.finish()
             _ = session.stop()
             session.close()
             return report(error, server: configuration.serverName)
@@ -141,8 +154,10 @@ enum CaptureCommand {
             Console.error("micmon: " + Messages.warning(warning))
         }
 
-        let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
-        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
+        let display = Console.display
+        let mode: MeterOutput.Mode = json ? .json : (display.isTerminal ? .terminal : .plain)
+        let output = MeterOutput(
+            mode: mode, fileName: configuration.recording?.path, labels: labels, descriptor: display.rawValue)
         let stopReason: StopReason
         let watchdog = WallClockWatchdog(probe: session.cycleProbe)
         watchdog.start()
@@ -171,9 +186,14 @@ enum CaptureCommand {
                         secondsWithoutCycle: MonotonicClock.seconds() - since), waits: waitsForCycles)
             }
             for change in session.pollRoute() { output.report(change) }
+            control.poll(output: output)
             output.update(session)
             if StopSignals.received != 0 {
                 stopReason = .signal(StopSignals.received)
+                break
+            }
+            if session.remote.isStopAsked {
+                stopReason = .stopRequested
                 break
             }
             if session.isComplete {
@@ -189,7 +209,7 @@ enum CaptureCommand {
                 break
             }
             if session.fileHasFailed {
-                stopReason = .fileFailed
+                stopReason = session.outputWasClosed ? .outputClosed : .fileFailed
                 break
             }
             if stallBegan != nil && !waitsForCycles {
@@ -207,6 +227,8 @@ enum CaptureCommand {
         }
         watchdog.stop()
         let summary = session.stop()
+        control.poll(output: output)  // the last pauses and marks the writer applied
+        control.finish()
         output.finish(session)
         var framesMissing: UInt64 = 0
         if endedWhileStalled, let duration = configuration.durationSeconds {
@@ -260,6 +282,10 @@ enum CaptureCommand {
 
     /// The documented exit code for how the session ended; prints the reason for a failure.
     static func exitCode(for summary: CaptureSummary, server: String) -> ExitCode {
+        if let error = summary.fileError, error.isClosedPipe, summary.streamed {
+            Console.error("micmon: " + Messages.outputClosed(frames: summary.framesWritten))
+            return .outputClosed
+        }
         if let error = summary.fileError {
             Console.error("micmon: \(error.description)")
             return .fileError

@@ -204,6 +204,17 @@ struct CaptureOptions: Equatable, Sendable {
     var meterType: MeterType = .peak
     /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
     var writesReport = false
+    /// `record --transport` / `--transport-split`: follow the JACK transport.
+    var transportMode: TransportMode?
+    /// `record -`: the take goes to stdout.
+    var streamsToStandardOutput: Bool { kind == .record && filePath == "-" }
+
+    enum TransportMode: Equatable, Sendable {
+        /// Written while the transport rolls, paused while it does not.
+        case pause
+        /// The same, and each time it rolls again a new file begins.
+        case split
+    }
 
     init(kind: Kind) {
         self.kind = kind
@@ -258,12 +269,31 @@ struct CaptureOptions: Equatable, Sendable {
         let bitsName = scanned.last("bits")
         let quality = try scanned.number("quality")
         let bitrateModeName = scanned.last("bitrate-mode")
-        if let path = filePath {
+        if kind == .record && filePath == "-" {
+            // stdout: a container whose header needs no seek; AU unless --format says FLAC.
+            format = try OptionValue.format(
+                path: "-.au", formatName: formatName, bitsName: bitsName, quality: quality,
+                bitrateModeName: bitrateModeName)
+            if let format, !format.container.streams {
+                throw UsageError(
+                    "record - writes to a pipe, which cannot seek: --format au or flac, not \(format.container.rawValue)")
+            }
+            if waitsForServer { throw UsageError("--wait-server needs a FILE to continue into, not stdout (-)") }
+            if writesReport { throw UsageError("--report needs a FILE to write beside, not stdout (-)") }
+        } else if let path = filePath {
             format = try OptionValue.format(
                 path: path, formatName: formatName, bitsName: bitsName, quality: quality,
                 bitrateModeName: bitrateModeName)
         } else if formatName != nil || bitsName != nil || force || quality != nil || bitrateModeName != nil {
             throw UsageError(CommandTable.recordingOnly)
+        }
+        if scanned.isSet("transport") && scanned.isSet("transport-split") {
+            throw UsageError("--transport and --transport-split: give one (--transport-split also pauses)")
+        }
+        if scanned.isSet("transport-split") {
+            transportMode = .split
+        } else if scanned.isSet("transport") {
+            transportMode = .pause
         }
         if channels != nil && (!denoises || filePath == nil) {
             throw UsageError("--channels applies only when recording with --denoise")
