@@ -328,25 +328,25 @@ public final class CaptureSession {
                         streamingTo: descriptor, path: recording.path, format: recording.format,
                         sampleRate: sampleRate, channelCount: channels)
                 } else {
-                // Crash-safe: a take in a container that cannot survive a kill goes to
-                // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
-                // exactly as a direct write would have been. One left by an earlier take may
-                // hold that take: refused before FILE is touched.
-                let intermediate = recording.format.container.intermediate
-                let partial = TakeWriter.partialPath(for: recording.path)
-                if intermediate != nil, PathEntry(path: partial, followingLinks: false) != nil {
-                    throw SoundFileError(
-                        .open, path: partial,
-                        message: "a crash-safe intermediate is already there (it may hold an earlier take)")
-                }
-                fileWriter = try SoundFileWriter(
-                    path: recording.path, format: recording.format,
-                    sampleRate: sampleRate, channelCount: channels, replacesExisting: recording.replacesExisting)
-                if let intermediate {
-                    partialWriter = try SoundFileWriter(
-                        path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
-                        sampleRate: sampleRate, channelCount: channels)
-                }
+                    // Crash-safe: a take in a container that cannot survive a kill goes to
+                    // FILE.partial.w64 as the floats JACK delivered, converted into FILE at the end
+                    // exactly as a direct write would have been. One left by an earlier take may
+                    // hold that take: refused before FILE is touched.
+                    let intermediate = recording.format.container.intermediate
+                    let partial = TakeWriter.partialPath(for: recording.path)
+                    if intermediate != nil, PathEntry(path: partial, followingLinks: false) != nil {
+                        throw SoundFileError(
+                            .open, path: partial,
+                            message: "a crash-safe intermediate is already there (it may hold an earlier take)")
+                    }
+                    fileWriter = try SoundFileWriter(
+                        path: recording.path, format: recording.format,
+                        sampleRate: sampleRate, channelCount: channels, replacesExisting: recording.replacesExisting)
+                    if let intermediate {
+                        partialWriter = try SoundFileWriter(
+                            path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
+                            sampleRate: sampleRate, channelCount: channels)
+                    }
                 }
             } catch {
                 throw .file(error)

@@ -58,7 +58,8 @@ public final class SoundFileWriter {
         identity = (0, 0)
         if !format.container.streams {
             throw SoundFileError(
-                .format, path: path, message: "\(format.container.rawValue) cannot be written to a pipe (au or flac can)")
+                .format, path: path,
+                message: "\(format.container.rawValue) cannot be written to a pipe (au or flac can)")
         }
         if let refusal = format.refusal(sampleRate: sampleRate, channels: channelCount) {
             throw SoundFileError(.format, path: path, message: refusal)

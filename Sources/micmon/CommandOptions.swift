@@ -18,6 +18,8 @@ enum Command: Equatable, Sendable {
     case completions(Shell)
     case manual
     case ports(PortsOptions)
+    /// `mark [LABEL]`, `pause`, `resume`, `stop`, `status`: the line to send, and to whom.
+    case control(ControlOptions)
     /// Print this text (a help page) and exit 0.
     case help(String)
     case version
@@ -61,6 +63,8 @@ enum Command: Equatable, Sendable {
                 PortsOptions(
                     output: scanned.isSet("output"), input: scanned.isSet("input"),
                     serverName: scanned.last("server")))
+        case .mark, .pause, .resume, .stop, .status:
+            return .control(try ControlOptions(name, scanned))
         }
     }
 
@@ -171,6 +175,31 @@ enum OptionValue {
     }
 }
 
+/// `mark [LABEL]`, `pause`, `resume`, `stop`, `status`: a command line for a recorder's socket.
+struct ControlOptions: Equatable, Sendable {
+    /// The line sent ("mark take two", "pause").
+    var line: String
+    /// `-n`: the recorder's socket name; nil picks the only one.
+    var recorderName: String?
+
+    init(_ name: CommandName, _ scanned: ScannedArguments) throws(UsageError) {
+        recorderName = scanned.last("name")
+        if name == .mark {
+            let label = scanned.positionals.joined(separator: " ")
+            if label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw UsageError("a mark's LABEL is one line, without control characters")
+            }
+            line = label.isEmpty ? "mark" : "mark " + label
+        } else {
+            try Command.expectNoPositionals(scanned, name)
+            line = name.rawValue
+        }
+        if let recorderName, recorderName.isEmpty || recorderName.contains("/") {
+            throw UsageError("-n needs a recorder's name (its JACK client name), not '\(recorderName)'")
+        }
+    }
+}
+
 /// `meter`, `record`, `monitor` and `demo`: one capture session, checked before anything starts.
 struct CaptureOptions: Equatable, Sendable {
     enum Kind: String, Equatable, Sendable { case meter, record, monitor, demo }
@@ -276,7 +305,8 @@ struct CaptureOptions: Equatable, Sendable {
                 bitrateModeName: bitrateModeName)
             if let format, !format.container.streams {
                 throw UsageError(
-                    "record - writes to a pipe, which cannot seek: --format au or flac, not \(format.container.rawValue)")
+                    "record - writes to a pipe, which cannot seek: --format au or flac, not \(format.container.rawValue)"
+                )
             }
             if waitsForServer { throw UsageError("--wait-server needs a FILE to continue into, not stdout (-)") }
             if writesReport { throw UsageError("--report needs a FILE to write beside, not stdout (-)") }

@@ -11,6 +11,8 @@ enum CommandName: String, CaseIterable, Sendable {
     case meter, record, play, monitor, latency, demo, denoise, report, completions, manual
     /// Prints JACK port names for the completion scripts; not listed.
     case ports
+    /// Talk to a running recorder through its control socket.
+    case mark, pause, resume, stop, status
 
     var spec: CommandSpec { CommandTable.spec(self) }
 }
@@ -177,6 +179,7 @@ enum CommandTable {
         case .completions: return completions
         case .manual: return manual
         case .ports: return ports
+        case .mark, .pause, .resume, .stop, .status: return control(name)
         }
     }
 
@@ -508,6 +511,48 @@ enum CommandTable {
             refusals: [], notes: nil,
             exitCodes: textExitCodes + [.init(code: .serverUnavailable, meaning: "no JACK server answered")],
             isHidden: true)
+    }
+
+    /// `mark`, `pause`, `resume`, `stop`, `status`: one line to a running recorder's socket.
+    static func control(_ name: CommandName) -> CommandSpec {
+        let what: String
+        switch name {
+        case .mark: what = "put a mark (a cue) in a running take, with an optional LABEL"
+        case .pause: what = "pause a running take (the file stays open; the meters go on)"
+        case .resume: what = "resume a paused take"
+        case .stop: what = "end a running take, as SIGINT does"
+        default: what = "print a running recorder's state as one JSON object"
+        }
+        return CommandSpec(
+            name: name, summary: what,
+            positionals: name == .mark
+                ? [PositionalSpec(name: "[LABEL]", kind: .text, help: "what to call the mark (one line)")] : [],
+            about: """
+                Talks to a running micmon record (or meter, monitor) through its control
+                socket, $XDG_RUNTIME_DIR/micmon/NAME.sock, where NAME is the recorder's JACK
+                client name (a second recorder of the same name gets NAME-2). Only the same
+                user may connect (SO_PEERCRED); the recorder answers one line, which is
+                printed. With one recorder running, it is the one; with several, -n NAME
+                picks one (the error lists them). The same requests come from the keys on
+                the recorder's terminal (space pause/resume, m mark, q stop) and from
+                SIGUSR1 (mark) and SIGUSR2 (pause/resume).
+                """,
+            options: [
+                OptionSpec(
+                    "name", short: "n", "NAME", kind: .text,
+                    help: "the recorder to talk to: its JACK client name, as its socket is named (default: the "
+                        + "only one running)"),
+                help,
+            ],
+            refusals: [], notes: nil,
+            exitCodes: [
+                .init(code: .ok, meaning: "the recorder did it (or it was done already: paused when paused)"),
+                .init(
+                    code: .usage,
+                    meaning: "usage error, several recorders and no -n, or the recorder refused the command"),
+                .init(
+                    code: .serverUnavailable, meaning: "no recorder answers (none runs, or $XDG_RUNTIME_DIR is unset)"),
+            ])
     }
 
     static var visibleCommands: [CommandSpec] { CommandName.allCases.map(\.spec).filter { !$0.isHidden } }

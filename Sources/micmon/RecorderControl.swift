@@ -40,7 +40,8 @@ final class RecorderControl {
                 server.start()
                 socket = server
             } catch {
-                Console.error("micmon: no control socket (\(error.description)); micmon mark, pause, ... cannot reach this take")
+                Console.error(
+                    "micmon: no control socket (\(error.description)); micmon mark, pause, ... cannot reach this take")
                 socket = nil
             }
         } else {

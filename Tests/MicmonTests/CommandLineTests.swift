@@ -19,6 +19,7 @@ private func required(_ name: CommandName) -> [String] {
     case .report: return ["take.wav"]
     case .completions: return ["bash"]
     case .meter, .monitor, .latency, .demo, .manual, .ports: return []
+    case .mark, .pause, .resume, .stop, .status: return []
     }
 }
 
@@ -58,6 +59,8 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "svg"): return ("take.svg", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
+        return ("", [])
+    case (.mark, _), (.pause, _), (.resume, _), (.stop, _), (.status, _):
         return ("", [])
     }
 }
