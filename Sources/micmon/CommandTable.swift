@@ -232,6 +232,13 @@ enum CommandTable {
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
                         + "it, with the take's drops and server gaps) and FILE.report.json (as micmon report "
                         + "--json prints it) beside it"),
+                OptionSpec(
+                    "transport",
+                    help: "follow the JACK transport (as jack_capture -jt): write while it rolls, pause while it "
+                        + "stands (the take begins paused when it stands); each change is placed within a period"),
+                OptionSpec(
+                    "transport-split",
+                    help: "as --transport, and each time the transport rolls again the take goes on in a new file"),
                 help, versionOption,
             ],
             refusals: [], notes: meters, exitCodes: sessionExitCodes)
