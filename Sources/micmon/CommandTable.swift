@@ -76,9 +76,9 @@ enum CommandTable {
     }
     static let format = OptionSpec(
         "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-        help: "wav | w64 | rf64 | caf | flac | ogg (Vorbis) | opus (Ogg Opus) | mp3. Default: from the file's "
+        help: "wav | w64 | rf64 | caf | flac | ogg (Vorbis) | opus (Ogg Opus) | mp3 | au. Default: from the file's "
             + "extension (one micmon does not know is refused), else wav. A wav take becomes RF64 on its own "
-            + "before it reaches 4 GB.")
+            + "before it reaches 4 GB. record - (stdout): au (default) or flac, whose headers need no seek.")
     static let quality = OptionSpec(
         "quality", "Q", kind: .number(NumberRange(0, 1)),
         help: "ogg, opus, mp3: 0 (smallest) … 1 (best); libsndfile's compression level is 1 − Q. Default: the "
@@ -129,7 +129,11 @@ enum CommandTable {
         hold, RMS integrated over 300 ms. dBFS: a full-scale sine reads 0.0 peak and
         -3.01 RMS. Silence reads -160 dBFS. Updates at 20 Hz on a terminal, once a
         second as plain lines when stdout is not a terminal; colour only on a
-        terminal and never with NO_COLOR. micmon never reads stdin.
+        terminal and never with NO_COLOR. micmon reads stdin only when it is a
+        terminal, key by key: space pause/resume, m mark, r reset the holds and
+        clip counts, q stop (the terminal is given back on every way out). The
+        control socket $XDG_RUNTIME_DIR/micmon/NAME.sock takes micmon mark, pause,
+        resume, stop and status; SIGUSR1 marks, SIGUSR2 pauses or resumes.
 
         \(stdoutFailure)
         """
@@ -201,7 +205,10 @@ enum CommandTable {
     static var record: CommandSpec {
         CommandSpec(
             name: .record, summary: "record the inputs to a file while metering them",
-            positionals: [PositionalSpec(name: "FILE", kind: .file, help: "the take to write")],
+            positionals: [
+                PositionalSpec(
+                    name: "FILE", kind: .file, help: "the take to write; - streams it to stdout (au or flac)")
+            ],
             about: """
                 Every frame the server delivers is written. The header is rewritten and flushed
                 to the disk twice a second, so even kill -9 or a power cut leaves a file that
@@ -219,6 +226,16 @@ enum CommandTable {
                 in their place, listed and counted as dropped (exit 75). A late counter read
                 that nets out is jitter, not a gap; frames the driver lost for every client are
                 server gaps, listed apart with nothing inserted (docs/timeline.md).
+
+                Pause and resume: the space key on the terminal, SIGUSR2 (a toggle) or micmon
+                pause / resume stop writing without closing the file; the meters go on, and a
+                paused take holds only the frames recorded. A mark: the m key, SIGUSR1 or
+                micmon mark [LABEL]. micmon stop (or q) ends the take as SIGINT does. Each is
+                reported on stderr with its take frame (and as a JSON line with --json).
+
+                record - writes the take to stdout (au by default, or flac) for a pipe: the
+                meters and the summary go to stderr, and a reader that goes away ends the take
+                cleanly with exit 141.
                 """,
             options: [
                 port, format, bits, quality, bitrateMode, force,
@@ -241,7 +258,10 @@ enum CommandTable {
                     help: "as --transport, and each time the transport rolls again the take goes on in a new file"),
                 help, versionOption,
             ],
-            refusals: [], notes: meters, exitCodes: sessionExitCodes)
+            refusals: [], notes: meters,
+            exitCodes: sessionExitCodes + [
+                .init(code: .outputClosed, meaning: "record -: the reader of stdout went away (the take ended cleanly)")
+            ])
     }
 
     static var monitor: CommandSpec {
@@ -426,7 +446,7 @@ enum CommandTable {
                     help: "frames per block (the JACK period to imitate)"),
                 OptionSpec(
                     "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-                    help: "wav, w64, rf64, caf, flac, ogg, opus, mp3 (default: from OUT's extension, else wav)"),
+                    help: "wav, w64, rf64, caf, flac, ogg, opus, mp3, au (default: from OUT's extension, else wav)"),
                 OptionSpec(
                     "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
                     help: "16, 24, 32 or float (default float; 24 for flac)"),
