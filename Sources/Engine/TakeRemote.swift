@@ -68,13 +68,17 @@ public final class TakeRemote: @unchecked Sendable {
         return true
     }
 
-    /// A user mark at `takeFrame` (default: now), with an optional label.
+    /// A user mark at `takeFrame` (default: now), with an optional label. Nothing without a
+    /// writer (no one would take it).
     public func mark(label: String? = nil, at takeFrame: UInt64? = nil) {
+        guard isRecording else { return }
         control.post(TakeRequest(.mark, at: takeFrame ?? framesTaken, label: label))
     }
 
-    /// A new file from `takeFrame` on (default: now), for the writer's segmenter.
+    /// A new file from `takeFrame` on (default: now), for the writer's segmenter. Nothing
+    /// without a writer.
     public func split(at takeFrame: UInt64? = nil) {
+        guard isRecording else { return }
         control.post(TakeRequest(.split, at: takeFrame ?? framesTaken))
     }
 

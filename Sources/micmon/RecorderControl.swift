@@ -104,6 +104,7 @@ struct ControlAnswer: Sendable {
         let seconds = TextFormat.fixed(Double(remote.framesTaken) / Double(max(remote.sampleRate, 1)), decimals: 3)
         switch command {
         case "mark":
+            guard remote.isRecording else { return "error: this micmon is not recording" }
             if let argument, argument.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
                 return "error: malformed: a label may not hold control characters"
             }
