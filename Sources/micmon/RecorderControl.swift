@@ -128,12 +128,14 @@ struct ControlAnswer: Sendable {
             return "ok stopping at \(seconds) s"
         default:
             let state = !remote.isRecording ? "metering" : remote.isPauseAsked ? "paused" : "recording"
-            var fields = [
-                "\"state\":\"\(state)\"", "\"time\":\(seconds)", "\"frames_taken\":\(remote.framesTaken)",
-                "\"frames_written\":\(remote.framesWritten)", "\"sample_rate\":\(remote.sampleRate)",
-            ]
-            if let path { fields.append("\"file\":\(JSON.quoted(path))") }
-            return "ok {" + fields.joined(separator: ",") + "}"
+            var object = JSONObject(type: "status")
+            object.string("state", state)
+            object.number("time", Double(remote.framesTaken) / Double(max(remote.sampleRate, 1)), decimals: 3)
+            object.integer("frames_taken", remote.framesTaken)
+            object.integer("frames_written", remote.framesWritten)
+            object.integer("sample_rate", remote.sampleRate)
+            object.string("file", path)
+            return "ok " + object.text
         }
     }
 }
