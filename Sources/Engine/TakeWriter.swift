@@ -261,6 +261,7 @@ final class TakeWriter: @unchecked Sendable {
     }
 
     /// Writes `count` samples of the ring's two slices, from `start` on (as if they were one).
+    /// The ranges stay inside the slices: start + count <= first.count + second.count.
     private func write(_ slices: RingReadSlices<Float>, from start: Int, count: Int) {
         let firstCount = slices.first.count
         if start < firstCount {

@@ -39,6 +39,7 @@ public enum ControlSocketPath {
         defer { closedir(folder) }
         var names: [String] = []
         while let entry = readdir(folder) {
+            // SAFETY: d_name is a NUL-terminated array inside the entry readdir returned.
             let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
@@ -190,6 +191,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     /// One connection: the peer's uid, one line in, one line out.
     private func handle(_ connection: Int32) {
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        // SAFETY: SO_RCVTIMEO and SO_SNDTIMEO read one timeval, the size passed.
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let uid = micmon_platform_peer_uid(connection)
@@ -200,6 +202,7 @@ public final class ControlSocketServer: @unchecked Sendable {
         var line: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 256)
         while line.count <= 1024 && !line.contains(10) {
+            // SAFETY: recv writes at most the buffer's count bytes into it.
             let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
@@ -220,6 +223,7 @@ public final class ControlSocketServer: @unchecked Sendable {
         var bytes = Array((text + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
+            // SAFETY: offset < count, so the pointer and the length stay inside `bytes`.
             let sent = bytes.withUnsafeMutableBytes {
                 send(connection, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
             }
@@ -239,12 +243,14 @@ public enum ControlSocketClient {
         guard socket >= 0 else { throw ControlSocketError("socket", path: path) }
         defer { close(socket) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        // SAFETY: SO_RCVTIMEO and SO_SNDTIMEO read one timeval, the size passed.
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard micmon_platform_connect_unix(socket, path) == 0 else { throw ControlSocketError("connect", path: path) }
         let bytes = Array((line + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
+            // SAFETY: offset < count, so the pointer and the length stay inside `bytes`.
             let sent = bytes.withUnsafeBytes {
                 Glibc.send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
             }
@@ -255,6 +261,7 @@ public enum ControlSocketClient {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 512)
         while !answer.contains(10) {
+            // SAFETY: recv writes at most the buffer's count bytes into it.
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { throw ControlSocketError("recv", path: path) }

@@ -28,6 +28,7 @@ public final class TerminalKeys {
     /// The bytes typed since the last call (none when nothing was). Never waits. Main thread.
     public func read() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 64)
+        // SAFETY: read writes at most the buffer's count bytes into it.
         let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         return count > 0 ? Array(bytes.prefix(count)) : []
     }

@@ -1,3 +1,6 @@
+// `micmon mark|pause|resume|stop|status`: the client side of a recorder's control socket.
+// Main thread.
+
 import Platform
 
 /// `micmon mark|pause|resume|stop|status`: one line to a running recorder's control socket, its

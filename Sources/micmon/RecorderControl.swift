@@ -1,3 +1,6 @@
+// What drives a running take besides its options: keys, SIGUSR1/SIGUSR2, the control socket's
+// answers and the JACK transport follower. Main thread (the socket answers on its own thread).
+
 import Engine
 import Jack
 import Platform
