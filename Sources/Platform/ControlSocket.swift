@@ -194,11 +194,8 @@ public final class ControlSocketServer: @unchecked Sendable {
         // SAFETY: SO_RCVTIMEO and SO_SNDTIMEO read one timeval, the size passed.
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let uid = micmon_platform_peer_uid(connection)
-        guard uid == Int64(getuid()) else {
-            reply(connection, "error: refused: the recorder runs as uid \(getuid()), this connection is uid \(uid)")
-            return
-        }
+        // The line is read (and bounded) before any answer, so a client that sends first always
+        // gets its answer, a refusal too, instead of a reset connection.
         var line: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 256)
         while line.count <= 1024 && !line.contains(10) {
@@ -207,6 +204,11 @@ public final class ControlSocketServer: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             line += chunk.prefix(count)
+        }
+        let uid = micmon_platform_peer_uid(connection)
+        guard uid == Int64(getuid()) else {
+            reply(connection, "error: refused: the recorder runs as uid \(getuid()), this connection is uid \(uid)")
+            return
         }
         guard let end = line.firstIndex(of: 10), end <= 1024 else {
             reply(connection, "error: malformed: send one command line (at most 1024 bytes) ending in a newline")
@@ -255,6 +257,9 @@ public enum ControlSocketClient {
                 Glibc.send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
             }
             if sent < 0 && errno == EINTR { continue }
+            // The recorder may answer and close before a long line is all sent (it refuses
+            // one over 1 KiB): its answer is still read.
+            if sent < 0 && (errno == EPIPE || errno == ECONNRESET) { break }
             guard sent > 0 else { throw ControlSocketError("send", path: path) }
             offset += sent
         }

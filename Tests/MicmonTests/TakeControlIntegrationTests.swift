@@ -189,6 +189,9 @@ extension JackIntegrationTests {
                     "error: malformed"))
             // Another user, even with the permissions opened up: SO_PEERCRED refuses it.
             if TestEnvironment.isRoot {
+                // The scratch root may have been made under another test's umask: nobody must
+                // reach the socket through it (only the peer check is left to refuse).
+                chmod((runtime as NSString).deletingLastPathComponent, 0o755)
                 chmod(runtime, 0o755)
                 chmod(runtime + "/micmon", 0o755)
                 chmod(socket, 0o666)
@@ -199,10 +202,11 @@ extension JackIntegrationTests {
                         runuser, "-u", "nobody", "--", "python3", "-c",
                         "import socket; s = socket.socket(socket.AF_UNIX); s.connect('\(socket)'); "
                             + "s.sendall(b'resume\\n'); print(s.recv(500).decode())",
-                    ], stdout: reply)
+                    ], stdout: reply, stderr: reply + ".stderr")
                 #expect(other.wait(timeout: 30) == .init(code: 0, wasKilledBySignal: false))
                 let answer = (try? String(contentsOfFile: reply, encoding: .utf8)) ?? ""
-                #expect(answer.hasPrefix("error: refused"), "nobody got: \(answer)")
+                let said = (try? String(contentsOfFile: reply + ".stderr", encoding: .utf8)) ?? ""
+                #expect(answer.hasPrefix("error: refused"), "nobody got: \(answer) \(said)")
                 chmod(socket, 0o600)
                 chmod(runtime + "/micmon", 0o700)
                 chmod(runtime, 0o700)
