@@ -22,7 +22,13 @@ public struct CaptureConfiguration: Sendable {
         public var metadata = TakeMetadataOptions()
         /// Whether FILE.json is written beside the file (every take from the command line).
         public var writesSidecar = true
-        public init(path: String, format: AudioFileFormat, replacesExisting: Bool = false) {
+        /// Stream the take to this descriptor (`record -`: stdout, a pipe) instead of a file at
+        /// `path` (which then only names it): no crash-safe intermediate, no header rewrites.
+        public var streamDescriptor: Int32?
+        public init(
+            path: String, format: AudioFileFormat, replacesExisting: Bool = false, streamDescriptor: Int32? = nil
+        ) {
+            self.streamDescriptor = streamDescriptor
             self.path = path
             self.format = format
             self.replacesExisting = replacesExisting
@@ -189,6 +195,10 @@ public struct CaptureSummary: Sendable {
     /// The crash-safe intermediate (`TakeWriter.partialPath(for:)`) when the take went through
     /// one and it is still on disk (its conversion failed): it holds the take.
     public var partialPath: String?
+    /// Take frames pauses left out of the file: the file holds `framesTaken - framesPaused`.
+    public var framesPaused: UInt64 = 0
+    /// The take went to a stream (`record -`), not a file.
+    public var streamed = false
     /// The rate the server changed to when `sampleRateChanged` (0 otherwise).
     public var changedSampleRate = 0
     /// Inputs whose chosen source was never seen connected to them during the take ("in_1"),
@@ -262,6 +272,8 @@ public final class CaptureSession {
     /// realtime one, at `framesTaken` (`configuration.control` when given, else its own).
     public let control: TakeControl
     private let metadata: TakeMetadata?
+    /// The handle keys, signals, the control socket and transport drive the take with.
+    public let remote: TakeRemote
 
     /// Connects to the server, registers the inputs, resolves the sources, creates the file and
     /// prepares all realtime memory. Nothing runs until `start()`.
@@ -273,6 +285,7 @@ public final class CaptureSession {
         }
         let sampleRate = core.sampleRate
         self.sampleRate = sampleRate
+        streams = configuration.recording?.streamDescriptor != nil
         let suppressor: NoiseSuppressor?
         if configuration.denoises {
             do { suppressor = try NoiseSuppressor(sampleRate: sampleRate) } catch { throw .denoise(error) }
@@ -408,7 +421,14 @@ public final class CaptureSession {
                 numbersTakenNames: configuration.rotation.writesSeveralFiles)
             opener = files
             do throws(SoundFileError) {
-                if configuration.rotation.trigger == nil {
+                if let descriptor = recording.streamDescriptor {
+                    // A pipe: the take goes out as it comes, and a stream cannot be converted at
+                    // the end, so no intermediate (`record -` refuses splits and triggers).
+                    let stream = try SoundFileWriter(
+                        streamingTo: descriptor, path: recording.path, format: recording.format,
+                        sampleRate: sampleRate, channelCount: channels)
+                    firstFile = TakeFile(path: recording.path, file: stream, final: nil, wallClock: CalendarTime.now())
+                } else if configuration.rotation.trigger == nil {
                     firstFile = try files.open(at: CalendarTime.now())
                 } else {
                     // The first file is made when the trigger fires; its name is checked now.
@@ -456,6 +476,7 @@ public final class CaptureSession {
         } else {
             writer = nil
         }
+        remote = TakeRemote(control: control, counters: parts.counters, writer: writer, sampleRate: sampleRate)
         if let analyzer, let ring = parts.analysisRing {
             analysis = AnalysisThread(analyzer: analyzer, samples: ring.consumer, meterType: configuration.meterType)
         } else {
@@ -654,6 +675,10 @@ public final class CaptureSession {
     public func closedFiles(after count: Int) -> (files: [ClosedTakeFile], total: Int) {
         writer?.closedFiles(after: count) ?? ([], 0)
     }
+    /// The take streams to a descriptor (`record -`), not a file.
+    public let streams: Bool
+    /// The stream's reader went away (its write failed with EPIPE), as of the writer's last write.
+    public var outputWasClosed: Bool { writer?.readerWentAway.load(ordering: .acquiring) ?? false }
     /// The cycle counter and server state for a watchdog thread; valid while this session lives.
     public var cycleProbe: CycleProbe { CycleProbe(state: core.memory.state) }
 
@@ -687,6 +712,8 @@ public final class CaptureSession {
         final.lateCycles = counters.pointee.lateCycles.load(ordering: .relaxed)
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
+        final.framesPaused = written?.framesPaused ?? 0
+        final.streamed = streams
         final.changedSampleRate = changedSampleRate
         final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {
             (input: $0.1.0, source: $0.1.1)

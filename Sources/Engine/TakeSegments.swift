@@ -36,11 +36,14 @@ public struct TakeRotation: Sendable, Equatable {
     public var splitSeconds: Double?
     /// `--split-on-clock`: boundaries on whole multiples of `splitSeconds` of local time.
     public var splitsOnClock = false
+    /// Splits come on request (`TakeRequest(.split)`: `--transport-split` each time the
+    /// transport rolls again).
+    public var splitsOnRequest = false
 
     public init() {}
 
     /// Whether the run may write more than one file (FILE is then a pattern, never overwriting).
-    public var writesSeveralFiles: Bool { trigger != nil || splitSeconds != nil }
+    public var writesSeveralFiles: Bool { trigger != nil || splitSeconds != nil || splitsOnRequest }
 }
 
 /// The last frames of the take while no file takes them (armed): a ring of whole interleaved

@@ -66,6 +66,12 @@ final class TakeWriter: @unchecked Sendable {
     private let events: TakeEventLog
     /// Each file's `bext`, cues and sidecar (nil: none, as for an offline take).
     private let metadata: TakeMetadata?
+    /// Pause and resume: which take frames reach the files (writer thread).
+    private var gate: PauseGate
+    /// Whether writing is paused, as of the frames written so far, for the UI.
+    let isPaused = Atomic<Bool>(false)
+    /// Set (before `hasFailed`) when a write failed because a stream's reader went away.
+    let readerWentAway = Atomic<Bool>(false)
     private let finisher: TakeFileFinisher
     private let preRoll: PreRollBuffer?
     private let splitFrames: UInt64?
@@ -119,7 +125,7 @@ final class TakeWriter: @unchecked Sendable {
         samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, control: TakeControl? = nil,
         events: TakeEventLog = TakeEventLog(), metadata: TakeMetadata? = nil,
-        onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil,
+        onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil, startsPaused: Bool = false,
         wakeInterval: Duration = .milliseconds(500), headerInterval: Duration = .milliseconds(400),
         stallSeconds: Double = 0
     ) {
@@ -135,6 +141,8 @@ final class TakeWriter: @unchecked Sendable {
         self.control = control
         self.events = events
         self.metadata = metadata
+        gate = PauseGate(startsPaused: startsPaused)
+        isPaused.store(startsPaused, ordering: .relaxed)
         self.wakeInterval = wakeInterval
         self.headerIntervalNanoseconds = WakeSignal.nanoseconds(headerInterval)
         finisher = TakeFileFinisher(channelCount: channelCount, onFileClosed: onFileClosed)
@@ -203,7 +211,7 @@ final class TakeWriter: @unchecked Sendable {
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
     func finish() -> (
         drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?,
-        files: [ClosedTakeFile], fileCount: Int
+        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64
     ) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
@@ -212,7 +220,7 @@ final class TakeWriter: @unchecked Sendable {
         let finished = finisher.finish()
         return (
             dropHistory, failure ?? finished.failure, totalWritten, finished.keptPartial, finished.closed,
-            finished.closedCount
+            finished.closedCount, gate.framesPaused
         )
     }
 
@@ -249,6 +257,8 @@ final class TakeWriter: @unchecked Sendable {
             record(gap)
             takeSilence(frames: gap.frameCount)
         }
+        takeRequests()
+        note(gate.flush(upTo: position))
         closeCurrent()
         upcoming?.discard()
         upcoming = nil
@@ -299,10 +309,32 @@ final class TakeWriter: @unchecked Sendable {
                     ends = true
                 }
             }
-            write(run.map { UnsafeBufferPointer(rebasing: $0[0 ..< count * channelCount]) }, frames: count)
+            admit(run, frames: count)
             done += count
             if ends { endTriggeredFile() }
         }
+    }
+
+    /// Writes the next `frames` of `run` (nil: silence) to the current file, less what pauses
+    /// leave out: paused frames pass on the take's timeline without reaching the file.
+    private func admit(_ run: UnsafeBufferPointer<Float>?, frames: Int) {
+        let start = position
+        let applied = gate.admit(takeFrame: start, count: UInt64(frames)) { offset, length in
+            position = start + offset
+            let part = run.map {
+                UnsafeBufferPointer(rebasing: $0[Int(offset) * channelCount ..< Int(offset + length) * channelCount])
+            }
+            write(part, frames: Int(length))
+        }
+        position = start + UInt64(frames)
+        note(applied)
+    }
+
+    /// Puts the pauses and resumes that took effect on record.
+    private func note(_ applied: [TakeEvent]) {
+        guard let last = applied.last else { return }
+        for event in applied { events.append(event) }
+        isPaused.store(last.kind == .pause, ordering: .relaxed)
     }
 
     /// The next place the current file ends at: its split boundary or a requested split.
@@ -416,6 +448,7 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Notes where the current file starts and places its split boundary.
     private func beginFile(at takeFrame: UInt64) {
+        gate.startFile()
         headerPosition = 0
         boundary = nil
         if let seconds = rotation.splitSeconds, let splitFrames {
@@ -460,7 +493,7 @@ final class TakeWriter: @unchecked Sendable {
             switch request.kind {
             case .split: requestedSplits.append(request.takeFrame)
             case .mark: events.append(TakeEvent(.mark, at: request.takeFrame, label: request.label))
-            case .pause, .resume: break
+            case .pause, .resume: gate.add(request)
             }
         }
         requestedSplits.sort()
@@ -565,6 +598,7 @@ final class TakeWriter: @unchecked Sendable {
                     file.framesDropped += UInt64(frames)
                 }
             } catch {
+                if error.isClosedPipe { readerWentAway.store(true, ordering: .relaxed) }
                 fail(error)
             }
         }

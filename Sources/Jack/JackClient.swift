@@ -134,6 +134,15 @@ public final class JackClient: @unchecked Sendable {
     /// The server's DSP load in percent, as `jack_cpu_load` reports it.
     public var cpuLoad: Float { jack_cpu_load(handle) }
 
+    /// The JACK transport as of the current cycle: whether it rolls (Starting, a sync client
+    /// still getting ready, is not rolling yet) and its frame. `jack_transport_query`
+    /// (realtime-safe, and fine on any thread). Any thread but the realtime one here.
+    public func transport() -> (isRolling: Bool, frame: UInt64) {
+        var position = jack_position_t()
+        let state = jack_transport_query(handle, &position)
+        return (state == JackTransportRolling || state == JackTransportLooping, UInt64(position.frame))
+    }
+
     /// Registers an audio port. Main thread, before or after activation.
     public func registerPort(name: String, direction: PortDirection) throws(JackError) -> JackPort {
         let flags = direction == .input ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue

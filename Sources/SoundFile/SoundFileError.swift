@@ -27,6 +27,8 @@ public struct SoundFileError: Error, Sendable, CustomStringConvertible, Equatabl
 
     /// What is at the path is a file another writer still holds (its lock): not replaced.
     public var isInUse: Bool { systemCode == EBUSY }
+    /// A stream whose reader went away (EPIPE: a closed pipe).
+    public var isClosedPipe: Bool { systemCode == EPIPE }
 
     /// Reads libsndfile's message for `file` (or for the last failed `sf_open` when nil).
     static func fromLibrary(_ operation: Operation, path: String, file: OpaquePointer?) -> SoundFileError {

@@ -1,9 +1,10 @@
 import CSndFile
 
 /// Container formats micmon writes: four PCM containers, FLAC (lossless) and three lossy codecs
-/// (Ogg Vorbis, Ogg Opus, MPEG layer III), all through Debian 12's libsndfile.
+/// (Ogg Vorbis, Ogg Opus, MPEG layer III), all through Debian 12's libsndfile, and Sun/NeXT AU,
+/// whose header needs no seek (what `record -` streams to a pipe).
 public enum ContainerFormat: String, CaseIterable, Sendable {
-    case wav, w64, rf64, caf, flac, ogg, opus, mp3
+    case wav, w64, rf64, caf, flac, ogg, opus, mp3, au
 
     var majorFormat: Int32 {
         switch self {
@@ -14,6 +15,7 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
         case .flac: return Int32(SF_FORMAT_FLAC)
         case .ogg, .opus: return Int32(SF_FORMAT_OGG)
         case .mp3: return Int32(SF_FORMAT_MPEG)
+        case .au: return Int32(SF_FORMAT_AU)
         }
     }
 
@@ -24,7 +26,7 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
         case .ogg: return Int32(SF_FORMAT_VORBIS)
         case .opus: return Int32(SF_FORMAT_OPUS)
         case .mp3: return Int32(SF_FORMAT_MPEG_LAYER_III)
-        case .wav, .w64, .rf64, .caf, .flac: return nil
+        case .wav, .w64, .rf64, .caf, .flac, .au: return nil
         }
     }
 
@@ -41,7 +43,7 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
         switch self {
         case .opus: return [8000, 12000, 16000, 24000, 48000]
         case .mp3: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
-        case .wav, .w64, .rf64, .caf, .flac, .ogg: return nil
+        case .wav, .w64, .rf64, .caf, .flac, .ogg, .au: return nil
         }
     }
 
@@ -70,7 +72,7 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
     /// these through a crash-safe intermediate (`intermediate`) and encodes it at the end.
     public var survivesKill: Bool {
         switch self {
-        case .wav, .w64, .rf64, .caf: return true
+        case .wav, .w64, .rf64, .caf, .au: return true
         case .flac, .ogg, .opus, .mp3: return false
         }
     }
@@ -78,6 +80,10 @@ public enum ContainerFormat: String, CaseIterable, Sendable {
     /// The container a take in this one is recorded through when it does not survive a kill: W64
     /// (no 4 GB limit, length rewritten with the header). Nil when it does survive.
     public var intermediate: ContainerFormat? { survivesKill ? nil : .w64 }
+
+    /// Whether libsndfile writes the container to a pipe (`record -`): its header needs no seek
+    /// back. AU (its length field says "unknown") and FLAC (STREAMINFO left without a length).
+    public var streams: Bool { self == .au || self == .flac }
 }
 
 /// Sample encodings micmon writes (`--bits`).
@@ -171,7 +177,7 @@ public struct AudioFileFormat: Sendable, Equatable, CustomStringConvertible {
         case .ogg: return "Ogg Vorbis"
         case .opus: return "Ogg Opus"
         case .mp3: return "MP3"
-        case .wav, .w64, .rf64, .caf, .flac:
+        case .wav, .w64, .rf64, .caf, .flac, .au:
             let bits = encoding == .float ? "32-bit float" : "\(encoding.bitDepth)-bit PCM"
             return "\(container.rawValue.uppercased()) \(bits)"
         }

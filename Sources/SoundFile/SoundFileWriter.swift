@@ -38,6 +38,44 @@ public final class SoundFileWriter {
     /// The temporary name while the file is not yet at `path` (`Placement.atClose`), else nil.
     private var temporaryPath: String?
     private let replacesExisting: Bool
+    /// Writes to a stream that cannot seek (`init(streamingTo:)`): no header rewrite, no flush.
+    public let isStream: Bool
+
+    /// Writes the take to `descriptor`, a pipe or anything else that cannot seek (`record -`):
+    /// libsndfile writes the header once, at the start, and never seeks back (only a container
+    /// whose header needs no seek can stream, `ContainerFormat.streams`). The descriptor stays
+    /// the caller's (libsndfile does not close it). `path` names it in messages. Any thread,
+    /// then only the thread that writes.
+    public init(
+        streamingTo descriptor: Int32, path: String, format: AudioFileFormat, sampleRate: Int, channelCount: Int
+    ) throws(SoundFileError) {
+        self.path = path
+        self.format = format
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        replacesExisting = false
+        isStream = true
+        self.descriptor = descriptor
+        identity = (0, 0)
+        if !format.container.streams {
+            throw SoundFileError(
+                .format, path: path,
+                message: "\(format.container.rawValue) cannot be written to a pipe (au or flac can)")
+        }
+        if let refusal = format.refusal(sampleRate: sampleRate, channels: channelCount) {
+            throw SoundFileError(.format, path: path, message: refusal)
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = Int32(channelCount)
+        info.format = format.sfFormat
+        guard let handle = sf_open_fd(descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+            let operation: SoundFileError.Operation = sf_error(nil) == Int32(SF_ERR_SYSTEM) ? .open : .format
+            throw SoundFileError.fromLibrary(operation, path: path, file: nil)
+        }
+        file = handle
+        sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+    }
 
     /// Creates the file. A `.wav` take is written as RF64 with libsndfile's auto-downgrade: the
     /// header stays plain WAV while the file is under 4 GB and becomes RF64 past it.
@@ -60,6 +98,7 @@ public final class SoundFileWriter {
         self.channelCount = channelCount
         self.sampleRate = sampleRate
         self.replacesExisting = replacesExisting
+        isStream = false
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channelCount)
@@ -234,6 +273,7 @@ public final class SoundFileWriter {
     public func discard() {
         if let handle = file { sf_close(handle) }
         file = nil
+        if isStream { return }
         if let temporary = temporaryPath {
             unlink(temporary)
             temporaryPath = nil
@@ -264,6 +304,9 @@ public final class SoundFileWriter {
         let frames = Int64(samples.count / channelCount)
         let written = sf_writef_float(file, base, frames)
         if written > 0 { framesWritten += written }
+        if written != frames && isStream && errno == EPIPE {
+            throw SoundFileError(.write, path: path, message: String(cString: strerror(EPIPE)), systemCode: EPIPE)
+        }
         if written != frames {
             throw SoundFileError.fromLibrary(.write, path: path, file: file)
         }
@@ -273,7 +316,7 @@ public final class SoundFileWriter {
     /// the start, one write, a seek back), so the file opens with all of them even if the
     /// process dies before `close()`. Writer thread.
     public func updateHeader() {
-        guard let file else { return }
+        guard let file, !isStream else { return }
         sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
@@ -281,7 +324,7 @@ public final class SoundFileWriter {
     /// them reach the device, so a power cut loses no more than a `kill -9` does. Throws the
     /// system's reason when the flush fails (an I/O error). Writer thread.
     public func sync() throws(SoundFileError) {
-        guard file != nil else { return }
+        guard file != nil, !isStream else { return }
         updateHeader()
         if fdatasync(descriptor) != 0 {
             // A file that cannot be synchronized at all (EINVAL, ENOTSUP: no such file system

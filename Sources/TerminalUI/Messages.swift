@@ -44,6 +44,11 @@ public enum Messages {
             + " (micmon was late or stopped; JACK cannot tell whether other clients got them)"
     }
 
+    /// `record -`: stdout's reader went away.
+    public static func outputClosed(frames: UInt64) -> String {
+        "the reader of stdout went away (a closed pipe); the take ended after \(frames) frames (exit 141)"
+    }
+
     public static func framesDropped(_ frames: UInt64) -> String {
         "\(frames) frames were dropped (silence in their place; see the summary)"
     }

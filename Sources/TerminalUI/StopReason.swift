@@ -26,6 +26,10 @@ public enum StopReason: Sendable, Equatable {
     case cyclesStopped
     /// Record: free space on the take's file system reached `--min-free` (the disk guard).
     case diskSpaceLow
+    /// `record`: the `q` key or `micmon stop`.
+    case stopRequested
+    /// `record -`: the reader of stdout went away (a closed pipe).
+    case outputClosed
 
     /// The reason as the summaries print it.
     public var text: String {
@@ -43,6 +47,8 @@ public enum StopReason: Sendable, Equatable {
         case .readFailed(let reason): return reason
         case .cyclesStopped: return "the graph stopped calling micmon (no process cycle while the server answered)"
         case .diskSpaceLow: return "free disk space reached --min-free"
+        case .stopRequested: return "stopped as asked (the q key or micmon stop)"
+        case .outputClosed: return "the reader of stdout went away"
         }
     }
 }

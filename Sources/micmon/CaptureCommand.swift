@@ -9,7 +9,7 @@ import TerminalUI
 enum CaptureCommand {
 
     static func run(_ invocation: CaptureOptions) -> ExitCode {
-        if let path = invocation.filePath {
+        if let path = invocation.filePath, !invocation.streamsToStandardOutput {
             do {
                 try OutputPath.checkPattern(path, force: invocation.force, rotation: invocation.rotation)
                 if !invocation.rotation.writesSeveralFiles {
@@ -27,10 +27,19 @@ enum CaptureCommand {
         configuration.allowsUnconnected = invocation.allowsUnconnected
         configuration.durationSeconds = invocation.durationSeconds
         if let path = invocation.filePath, let format = invocation.format {
-            configuration.recording = .init(path: path, format: format, replacesExisting: invocation.force)
+            configuration.recording = .init(
+                path: path, format: format, replacesExisting: invocation.force,
+                streamDescriptor: invocation.streamsToStandardOutput ? StandardStream.output.rawValue : nil)
             configuration.recording?.metadata = TakeMetadataOptions(
                 description: invocation.takeDescription, software: CommandTable.version)
+            // A stream has no place beside it for FILE.json.
+            configuration.recording?.writesSidecar = !invocation.streamsToStandardOutput
         }
+        if invocation.streamsToStandardOutput {
+            // stdout carries the take: the display and the summary go to stderr.
+            Console.display = .error
+        }
+        let controls = CaptureControls(transport: invocation.transportMode)
         if invocation.monitors {
             configuration.monitor = .init(
                 destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
@@ -55,11 +64,13 @@ enum CaptureCommand {
         }
         defer { operations?.finish(output: nil) }
         guard invocation.waitsForServer else {
-            return run(configuration, json: invocation.json, labels: invocation.labels, operations: operations)
+            return run(
+                configuration, json: invocation.json, labels: invocation.labels, operations: operations,
+                controls: controls)
         }
         return runAcrossServerRestarts(
             configuration, json: invocation.json, force: invocation.force, labels: invocation.labels,
-            operations: operations)
+            operations: operations, controls: controls)
     }
 
     /// `--wait-server`: when the server goes away, the take is finalized, micmon waits for a
@@ -69,13 +80,15 @@ enum CaptureCommand {
     /// rate (the server never left, so nothing is waited for).
     static func runAcrossServerRestarts(
         _ first: CaptureConfiguration, json: Bool, force: Bool, labels: [String?] = [],
-        operations: TakeOperations? = nil
+        operations: TakeOperations? = nil,
+        controls: CaptureControls = CaptureControls()
     ) -> ExitCode {
         var configuration = first
         var takeNumber = 1
         while true {
             let code = run(
-                configuration, json: json, labels: labels, waitsForCycles: true, operations: operations)
+                configuration, json: json, labels: labels, waitsForCycles: true, operations: operations,
+                controls: controls)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
             }
@@ -159,7 +172,8 @@ enum CaptureCommand {
     /// `labels`: `--label`, the screen's name for each input.
     static func run(
         _ configuration: CaptureConfiguration, json: Bool, labels: [String?] = [], waitsForCycles: Bool = false,
-        operations: TakeOperations? = nil
+        operations: TakeOperations? = nil,
+        controls: CaptureControls = CaptureControls()
     ) -> ExitCode {
         var configuration = configuration
         if let operations {
@@ -175,9 +189,12 @@ enum CaptureCommand {
         operations?.eventLog = session.events
         for warning in session.warnings { Console.error("micmon: " + Messages.warning(warning)) }
         let warningsBeforeStart = session.warnings.count
+        // Before the start: a take that follows a stopped transport begins paused.
+        let control = RecorderControl(session: session, controls: controls, path: configuration.recording?.path)
         do {
             try session.start()
         } catch {
+            control.finish()
             _ = session.stop()
             session.close()
             return report(error, server: configuration.serverName)
@@ -186,8 +203,10 @@ enum CaptureCommand {
             Console.error("micmon: " + Messages.warning(warning))
         }
 
-        let mode: MeterOutput.Mode = json ? .json : (Console.stdoutIsTerminal ? .terminal : .plain)
-        let output = MeterOutput(mode: mode, fileName: configuration.recording?.path, labels: labels)
+        let display = Console.display
+        let mode: MeterOutput.Mode = json ? .json : (display.isTerminal ? .terminal : .plain)
+        let output = MeterOutput(
+            mode: mode, fileName: configuration.recording?.path, labels: labels, descriptor: display.rawValue)
         if let path = configuration.recording?.path { operations?.takeStarted(session, path: path) }
         let stopReason: StopReason
         let watchdog = WallClockWatchdog(probe: session.cycleProbe)
@@ -218,10 +237,15 @@ enum CaptureCommand {
             }
             for change in session.pollRoute() { output.report(change) }
             output.reportTakeFiles(session)
+            control.poll(output: output)
             output.update(session)
             let diskIsLow = operations?.tick(session, output: output) ?? false
             if StopSignals.received != 0 {
                 stopReason = .signal(StopSignals.received)
+                break
+            }
+            if session.remote.isStopAsked {
+                stopReason = .stopRequested
                 break
             }
             if session.isComplete {
@@ -237,7 +261,7 @@ enum CaptureCommand {
                 break
             }
             if session.fileHasFailed {
-                stopReason = .fileFailed
+                stopReason = session.outputWasClosed ? .outputClosed : .fileFailed
                 break
             }
             if diskIsLow {
@@ -260,6 +284,8 @@ enum CaptureCommand {
         watchdog.stop()
         let summary = session.stop()
         output.reportTakeFiles(session)
+        control.poll(output: output)  // the last pauses and marks the writer applied
+        control.finish()
         output.finish(session)
         if let path = configuration.recording?.path {
             operations?.takeEnded(summary, reason: stopReason, path: path, output: output)
@@ -325,6 +351,10 @@ enum CaptureCommand {
 
     /// The documented exit code for how the session ended; prints the reason for a failure.
     static func exitCode(for summary: CaptureSummary, server: String) -> ExitCode {
+        if let error = summary.fileError, error.isClosedPipe, summary.streamed {
+            Console.error("micmon: " + Messages.outputClosed(frames: summary.framesWritten))
+            return .outputClosed
+        }
         if let error = summary.fileError {
             Console.error("micmon: \(error.description)")
             return .fileError

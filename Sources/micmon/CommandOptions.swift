@@ -18,6 +18,8 @@ enum Command: Equatable, Sendable {
     case completions(Shell)
     case manual
     case ports(PortsOptions)
+    /// `mark [LABEL]`, `pause`, `resume`, `stop`, `status`: the line to send, and to whom.
+    case control(ControlOptions)
     /// Print this text (a help page) and exit 0.
     case help(String)
     case version
@@ -61,6 +63,8 @@ enum Command: Equatable, Sendable {
                 PortsOptions(
                     output: scanned.isSet("output"), input: scanned.isSet("input"),
                     serverName: scanned.last("server")))
+        case .mark, .pause, .resume, .stop, .status:
+            return .control(try ControlOptions(name, scanned))
         }
     }
 
@@ -171,6 +175,31 @@ enum OptionValue {
     }
 }
 
+/// `mark [LABEL]`, `pause`, `resume`, `stop`, `status`: a command line for a recorder's socket.
+struct ControlOptions: Equatable, Sendable {
+    /// The line sent ("mark take two", "pause").
+    var line: String
+    /// `-n`: the recorder's socket name; nil picks the only one.
+    var recorderName: String?
+
+    init(_ name: CommandName, _ scanned: ScannedArguments) throws(UsageError) {
+        recorderName = scanned.last("name")
+        if name == .mark {
+            let label = scanned.positionals.joined(separator: " ")
+            if label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw UsageError("a mark's LABEL is one line, without control characters")
+            }
+            line = label.isEmpty ? "mark" : "mark " + label
+        } else {
+            try Command.expectNoPositionals(scanned, name)
+            line = name.rawValue
+        }
+        if let recorderName, recorderName.isEmpty || recorderName.contains("/") {
+            throw UsageError("-n needs a recorder's name (its JACK client name), not '\(recorderName)'")
+        }
+    }
+}
+
 /// `meter`, `record`, `monitor` and `demo`: one capture session, checked before anything starts.
 struct CaptureOptions: Equatable, Sendable {
     enum Kind: String, Equatable, Sendable { case meter, record, monitor, demo }
@@ -211,6 +240,17 @@ struct CaptureOptions: Equatable, Sendable {
     var rotation = TakeRotation()
     /// `record --description`: the take's description (bext and sidecar).
     var takeDescription = ""
+    /// `record --transport` / `--transport-split`: follow the JACK transport.
+    var transportMode: TransportMode?
+    /// `record -`: the take goes to stdout.
+    var streamsToStandardOutput: Bool { kind == .record && filePath == "-" }
+
+    enum TransportMode: Equatable, Sendable {
+        /// Written while the transport rolls, paused while it does not.
+        case pause
+        /// The same, and each time it rolls again a new file begins.
+        case split
+    }
 
     init(kind: Kind) {
         self.kind = kind
@@ -272,12 +312,32 @@ struct CaptureOptions: Equatable, Sendable {
         let bitsName = scanned.last("bits")
         let quality = try scanned.number("quality")
         let bitrateModeName = scanned.last("bitrate-mode")
-        if let path = filePath {
+        if kind == .record && filePath == "-" {
+            // stdout: a container whose header needs no seek; AU unless --format says FLAC.
+            format = try OptionValue.format(
+                path: "-.au", formatName: formatName, bitsName: bitsName, quality: quality,
+                bitrateModeName: bitrateModeName)
+            if let format, !format.container.streams {
+                throw UsageError(
+                    "record - writes to a pipe, which cannot seek: --format au or flac, not \(format.container.rawValue)"
+                )
+            }
+            if waitsForServer { throw UsageError("--wait-server needs a FILE to continue into, not stdout (-)") }
+            if writesReport { throw UsageError("--report needs a FILE to write beside, not stdout (-)") }
+        } else if let path = filePath {
             format = try OptionValue.format(
                 path: path, formatName: formatName, bitsName: bitsName, quality: quality,
                 bitrateModeName: bitrateModeName)
         } else if formatName != nil || bitsName != nil || force || quality != nil || bitrateModeName != nil {
             throw UsageError(CommandTable.recordingOnly)
+        }
+        if scanned.isSet("transport") && scanned.isSet("transport-split") {
+            throw UsageError("--transport and --transport-split: give one (--transport-split also pauses)")
+        }
+        if scanned.isSet("transport-split") {
+            transportMode = .split
+        } else if scanned.isSet("transport") {
+            transportMode = .pause
         }
         if channels != nil && (!denoises || filePath == nil) {
             throw UsageError("--channels applies only when recording with --denoise")
@@ -286,6 +346,11 @@ struct CaptureOptions: Equatable, Sendable {
             throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
         }
         if kind == .record { rotation = try OptionValue.rotation(scanned, path: filePath ?? "") }
+        if transportMode == .split { rotation.splitsOnRequest = true }
+        if streamsToStandardOutput && rotation.writesSeveralFiles {
+            throw UsageError(
+                "record - is one stream: --split, --trigger and --transport-split need a FILE, not stdout (-)")
+        }
         if writesReport && rotation.writesSeveralFiles {
             throw UsageError("--report applies to a single take, not with --split or --trigger")
         }

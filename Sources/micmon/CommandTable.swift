@@ -11,6 +11,8 @@ enum CommandName: String, CaseIterable, Sendable {
     case meter, record, play, monitor, latency, demo, denoise, report, completions, manual
     /// Prints JACK port names for the completion scripts; not listed.
     case ports
+    /// Talk to a running recorder through its control socket.
+    case mark, pause, resume, stop, status
 
     var spec: CommandSpec { CommandTable.spec(self) }
 }
@@ -74,9 +76,9 @@ enum CommandTable {
     }
     static let format = OptionSpec(
         "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-        help: "wav | w64 | rf64 | caf | flac | ogg (Vorbis) | opus (Ogg Opus) | mp3. Default: from the file's "
+        help: "wav | w64 | rf64 | caf | flac | ogg (Vorbis) | opus (Ogg Opus) | mp3 | au. Default: from the file's "
             + "extension (one micmon does not know is refused), else wav. A wav take becomes RF64 on its own "
-            + "before it reaches 4 GB.")
+            + "before it reaches 4 GB. record - (stdout): au (default) or flac, whose headers need no seek.")
     static let quality = OptionSpec(
         "quality", "Q", kind: .number(NumberRange(0, 1)),
         help: "ogg, opus, mp3: 0 (smallest) … 1 (best); libsndfile's compression level is 1 − Q. Default: the "
@@ -163,7 +165,11 @@ enum CommandTable {
         hold, RMS integrated over 300 ms. dBFS: a full-scale sine reads 0.0 peak and
         -3.01 RMS. Silence reads -160 dBFS. Updates at 20 Hz on a terminal, once a
         second as plain lines when stdout is not a terminal; colour only on a
-        terminal and never with NO_COLOR. micmon never reads stdin.
+        terminal and never with NO_COLOR. micmon reads stdin only when it is a
+        terminal, key by key: space pause/resume, m mark, r reset the holds and
+        clip counts, q stop (the terminal is given back on every way out). The
+        control socket $XDG_RUNTIME_DIR/micmon/NAME.sock takes micmon mark, pause,
+        resume, stop and status; SIGUSR1 marks, SIGUSR2 pauses or resumes.
 
         \(stdoutFailure)
         """
@@ -216,6 +222,7 @@ enum CommandTable {
         case .completions: return completions
         case .manual: return manual
         case .ports: return ports
+        case .mark, .pause, .resume, .stop, .status: return control(name)
         }
     }
 
@@ -237,7 +244,10 @@ enum CommandTable {
     static var record: CommandSpec {
         CommandSpec(
             name: .record, summary: "record the inputs to a file while metering them",
-            positionals: [PositionalSpec(name: "FILE", kind: .file, help: "the take to write")],
+            positionals: [
+                PositionalSpec(
+                    name: "FILE", kind: .file, help: "the take to write; - streams it to stdout (au or flac)")
+            ],
             about: """
                 Every frame the server delivers is written. The header is rewritten and flushed
                 to the disk twice a second, so even kill -9 or a power cut leaves a file that
@@ -255,6 +265,16 @@ enum CommandTable {
                 in their place, listed and counted as dropped (exit 75). A late counter read
                 that nets out is jitter, not a gap; frames the driver lost for every client are
                 server gaps, listed apart with nothing inserted (docs/timeline.md).
+
+                Pause and resume: the space key on the terminal, SIGUSR2 (a toggle) or micmon
+                pause / resume stop writing without closing the file; the meters go on, and a
+                paused take holds only the frames recorded. A mark: the m key, SIGUSR1 or
+                micmon mark [LABEL]. micmon stop (or q) ends the take as SIGINT does. Each is
+                reported on stderr with its take frame (and as a JSON line with --json).
+
+                record - writes the take to stdout (au by default, or flac) for a pipe: the
+                meters and the summary go to stderr, and a reader that goes away ends the take
+                cleanly with exit 141.
                 """,
             options: [
                 port, format, bits, quality, bitrateMode, force,
@@ -270,8 +290,18 @@ enum CommandTable {
                         + "--json prints it) beside it"),
                 preRoll, trigger, triggerOff, hang, triggerChannel, split, splitOnClock,
                 takeDescription,
+                OptionSpec(
+                    "transport",
+                    help: "follow the JACK transport (as jack_capture -jt): write while it rolls, pause while it "
+                        + "stands (the take begins paused when it stands); each change is placed within a period"),
+                OptionSpec(
+                    "transport-split",
+                    help: "as --transport, and each time the transport rolls again the take goes on in a new file"),
             ] + operationsOptions + [help, versionOption],
-            refusals: [], notes: meters, exitCodes: sessionExitCodes)
+            refusals: [], notes: meters,
+            exitCodes: sessionExitCodes + [
+                .init(code: .outputClosed, meaning: "record -: the reader of stdout went away (the take ended cleanly)")
+            ])
     }
 
     static var monitor: CommandSpec {
@@ -461,7 +491,7 @@ enum CommandTable {
                     help: "frames per block (the JACK period to imitate)"),
                 OptionSpec(
                     "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
-                    help: "wav, w64, rf64, caf, flac, ogg, opus, mp3 (default: from OUT's extension, else wav)"),
+                    help: "wav, w64, rf64, caf, flac, ogg, opus, mp3, au (default: from OUT's extension, else wav)"),
                 OptionSpec(
                     "bits", "B", kind: .choice(SampleEncoding.allCases.map(\.rawValue)),
                     help: "16, 24, 32 or float (default float; 24 for flac)"),
@@ -553,6 +583,48 @@ enum CommandTable {
             refusals: [], notes: nil,
             exitCodes: textExitCodes + [.init(code: .serverUnavailable, meaning: "no JACK server answered")],
             isHidden: true)
+    }
+
+    /// `mark`, `pause`, `resume`, `stop`, `status`: one line to a running recorder's socket.
+    static func control(_ name: CommandName) -> CommandSpec {
+        let what: String
+        switch name {
+        case .mark: what = "put a mark (a cue) in a running take, with an optional LABEL"
+        case .pause: what = "pause a running take (the file stays open; the meters go on)"
+        case .resume: what = "resume a paused take"
+        case .stop: what = "end a running take, as SIGINT does"
+        default: what = "print a running recorder's state as one JSON object"
+        }
+        return CommandSpec(
+            name: name, summary: what,
+            positionals: name == .mark
+                ? [PositionalSpec(name: "[LABEL]", kind: .text, help: "what to call the mark (one line)")] : [],
+            about: """
+                Talks to a running micmon record (or meter, monitor) through its control
+                socket, $XDG_RUNTIME_DIR/micmon/NAME.sock, where NAME is the recorder's JACK
+                client name (a second recorder of the same name gets NAME-2). Only the same
+                user may connect (SO_PEERCRED); the recorder answers one line, which is
+                printed. With one recorder running, it is the one; with several, -n NAME
+                picks one (the error lists them). The same requests come from the keys on
+                the recorder's terminal (space pause/resume, m mark, q stop) and from
+                SIGUSR1 (mark) and SIGUSR2 (pause/resume).
+                """,
+            options: [
+                OptionSpec(
+                    "name", short: "n", "NAME", kind: .text,
+                    help: "the recorder to talk to: its JACK client name, as its socket is named (default: the "
+                        + "only one running)"),
+                help,
+            ],
+            refusals: [], notes: nil,
+            exitCodes: [
+                .init(code: .ok, meaning: "the recorder did it (or it was done already: paused when paused)"),
+                .init(
+                    code: .usage,
+                    meaning: "usage error, several recorders and no -n, or the recorder refused the command"),
+                .init(
+                    code: .serverUnavailable, meaning: "no recorder answers (none runs, or $XDG_RUNTIME_DIR is unset)"),
+            ])
     }
 
     static var visibleCommands: [CommandSpec] { CommandName.allCases.map(\.spec).filter { !$0.isHidden } }

@@ -14,9 +14,18 @@ enum Console {
     /// Why stderr failed, once it has. Main thread.
     nonisolated(unsafe) private(set) static var errorFailure: SystemError?
 
-    /// Writes `text` to stdout, unless stdout has failed before.
+    /// Where `out` writes: stdout, or stderr when stdout carries the take (`record -`), so
+    /// nothing but the take reaches stdout then. Main thread, before the session starts.
+    nonisolated(unsafe) static var display: StandardStream = .output
+
+    /// Writes `text` to stdout (or `display`), unless it has failed before.
     static func out(_ text: String) {
         guard outputFailure == nil else { return }
+        if display == .error {
+            guard errorFailure == nil else { return }
+            if let failure = StandardStream.error.writeAll(text) { errorFailure = failure }
+            return
+        }
         if let failure = StandardStream.output.writeAll(text) {
             outputFailure = failure
             error("micmon: " + Messages.outputFailed(failure.description))

@@ -25,4 +25,9 @@ enum ExitCode: Int32 {
     /// found in an unconfigured or misconfigured state": the server's configuration changed
     /// under the take.
     case sampleRateChanged = 78
+    /// `record -`: the reader of stdout went away (a closed pipe); the take ended cleanly with
+    /// what it had taken. 141 is what a shell reports for a program SIGPIPE ended (128 + 13), so
+    /// `set -o pipefail` scripts that accept a reader that stops early treat it alike; micmon
+    /// ignores SIGPIPE and ends on its own.
+    case outputClosed = 141
 }

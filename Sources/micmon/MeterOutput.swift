@@ -16,7 +16,7 @@ final class MeterOutput {
     let fileName: String?
     /// `--label`: a name per input, in order (nil keeps the port's pretty name or its own).
     let labels: [String?]
-    private let terminal = Terminal.detect()
+    private let terminal: TerminalInfo
     /// `COLUMNS` and `LINES`, read once: the size where the terminal does not say its own.
     private let sizeEnvironment: [String: String]
     private var screen = ScreenDrawing()
@@ -31,8 +31,18 @@ final class MeterOutput {
     /// Take events and finalized files reported so far (`reportTakeFiles`).
     private var eventsReported = 0
     private var filesReported = 0
+    /// The take is paused: the screen and the plain lines say so after the file's name.
+    var isPaused = false
+    /// When the holds were reset (`r`), and each channel's highest peak since: for the hold's
+    /// 2 s after it, the hold shown is no higher than that.
+    private var holdsResetAt: Double?
+    private var peaksSinceReset: [Double] = []
+    /// The display descriptor (stdout; stderr when stdout carries the take, `record -`).
+    let descriptor: Int32
 
-    init(mode: Mode, fileName: String?, labels: [String?] = []) {
+    init(mode: Mode, fileName: String?, labels: [String?] = [], descriptor: Int32 = 1) {
+        self.descriptor = descriptor
+        terminal = Terminal.detect(fileDescriptor: descriptor)
         self.mode = mode
         self.fileName = fileName
         self.labels = labels
@@ -50,6 +60,33 @@ final class MeterOutput {
         clipLatch.resetClips(display(session).0)
     }
 
+    /// The `r` key: the screen's clip counts start again, and so do the peak holds.
+    func resetHoldsAndClips(_ session: CaptureSession) {
+        resetClips(session)
+        holdsResetAt = MonotonicClock.seconds()
+        peaksSinceReset = []
+    }
+
+    /// Reports a pause, resume or mark the writer applied: on stderr with its place on the
+    /// take's timeline, and as a JSON line with --json. Other events are reported elsewhere.
+    func report(_ event: TakeEvent, sampleRate: Int) {
+        guard event.kind == .pause || event.kind == .resume || event.kind == .mark else { return }
+        let seconds = Double(event.takeFrame) / Double(max(sampleRate, 1))
+        let what = event.kind == .pause ? "paused" : event.kind == .resume ? "resumed" : "mark"
+        var line = "micmon: \(what) at \(TextFormat.fixed(seconds, decimals: 3)) s (take frame \(event.takeFrame))"
+        if let label = event.label { line += ": " + label }
+        Console.error(line)
+        screen.forgetDrawing()
+        if mode == .json {
+            var object = JSONObject(type: "event")
+            object.number("time", seconds, decimals: 3)
+            object.string("event", event.kind.rawValue)
+            object.integer("frame", event.takeFrame)
+            if let label = event.label { object.string("label", label) }
+            Console.out(object.text + "\n")
+        }
+    }
+
     /// How often the main loop should look at the session: 20 Hz for bars and JSON, 4 Hz for
     /// plain lines (printed once a second), so a recorder in a pipe wakes as little as it can.
     var pollInterval: Double { mode == .plain ? 0.25 : 0.05 }
@@ -62,13 +99,18 @@ final class MeterOutput {
         let (channels, status) = display(session)
         switch mode {
         case .terminal:
-            let size = Terminal.screenSize(window: Terminal.windowSize(), environment: sizeEnvironment)
+            let size = Terminal.screenSize(
+                window: Terminal.windowSize(fileDescriptor: descriptor), environment: sizeEnvironment)
+            var status = status
+            if isPaused { status.fileName = status.fileName.map { $0 + " (paused)" } }
             let lines = MeterScreen.lines(
                 channels: clipLatch.shown(channels), status: status, width: size.columns, height: size.rows,
                 color: terminal.color)
             Console.out(screen.redraw(lines, columns: size.columns, rows: size.rows))
         case .plain:
             if status.elapsedSeconds - lastPlainLine >= 1 {
+                var status = status
+                if isPaused { status.fileName = status.fileName.map { $0 + " (paused)" } }
                 lastPlainLine = status.elapsedSeconds
                 Console.out(MeterRenderer.plainLine(channels: channels, status: status) + "\n")
             }
@@ -143,7 +185,7 @@ final class MeterOutput {
         // After a write error, the frames taken include what libsndfile refused (a full disk
         // takes part of a block): the summary gives what the finalized file holds, as a reader
         // of it sees it, never more.
-        if summary.fileError != nil, let path, let reader = try? SoundFileReader(path: path) {
+        if summary.fileError != nil, !summary.streamed, let path, let reader = try? SoundFileReader(path: path) {
             let held = UInt64(max(0, reader.frameCount))
             if held < sessionSummary.frames {
                 sessionSummary.frames = held
@@ -182,6 +224,17 @@ final class MeterOutput {
                 isConnected: index < connected.count ? connected[index] : connected.first ?? true)
             channel.label = index < inputLabels.count ? inputLabels[index] : nil
             return channel
+        }
+        if let reset = holdsResetAt {
+            if MonotonicClock.seconds() - reset > 2.5 {
+                holdsResetAt = nil
+            } else {
+                if peaksSinceReset.count != channels.count { peaksSinceReset = channels.map(\.peakDBFS) }
+                for index in channels.indices {
+                    peaksSinceReset[index] = max(peaksSinceReset[index], channels[index].peakDBFS)
+                    channels[index].holdDBFS = min(channels[index].holdDBFS, peaksSinceReset[index])
+                }
+            }
         }
         // Monitoring: the outputs too, after the inputs.
         for (port, reading) in zip(session.monitorPorts, session.monitorReadings()) {

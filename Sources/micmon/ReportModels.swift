@@ -74,8 +74,9 @@ extension SessionSummary {
     init(_ summary: CaptureSummary, reason: StopReason, path: String?) {
         let timing = summary.callbackTiming
         self.init(
-            durationSeconds: Double(summary.framesTaken) / Double(summary.sampleRate),
-            frames: summary.framesTaken,
+            // A paused take's length is the frames it holds.
+            durationSeconds: Double(summary.framesTaken - summary.framesPaused) / Double(summary.sampleRate),
+            frames: summary.framesTaken - summary.framesPaused,
             sampleRate: summary.sampleRate,
             channels: zip(summary.channelNames, summary.readings).map { name, reading in
                 SessionSummary.Channel(name: name, reading: reading)

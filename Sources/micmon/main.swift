@@ -34,6 +34,8 @@ do {
         exitCode = .ok
     case .ports(let options):
         exitCode = PortsCommand.run(options)
+    case .control(let options):
+        exitCode = ControlCommand.run(options)
     }
 } catch {
     Console.error("micmon: \(error.description)")

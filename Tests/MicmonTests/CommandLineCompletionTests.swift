@@ -173,7 +173,7 @@ struct CommandLineCompletionTests {
         #expect(sections.count == queries.count + 1, "stdout: \(result.stdout)")
         guard sections.count == queries.count + 1 else { return }
         #expect(sections[0] == ["record"])
-        #expect(Set(sections[1]) == ["wav", "w64", "rf64", "caf", "flac", "ogg", "opus", "mp3"])
+        #expect(Set(sections[1]) == ["wav", "w64", "rf64", "caf", "flac", "ogg", "opus", "mp3", "au"])
         #expect(sections[2].contains("system:capture_1") && sections[2].contains(server.source.outputPorts[0]))
         #expect(sections[3].contains("system:playback_1") && !sections[3].contains("system:capture_1"))
     }

@@ -21,6 +21,7 @@ private func required(_ name: CommandName) -> [String] {
     case .report: return ["take.wav"]
     case .completions: return ["bash"]
     case .meter, .monitor, .latency, .demo, .manual, .ports: return []
+    case .mark, .pause, .resume, .stop, .status: return []
     }
 }
 
@@ -73,6 +74,8 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "description"): return ("studio A, take 3", [])
     case (.meter, _), (.monitor, _), (.latency, _), (.record, _), (.demo, _), (.play, _), (.denoise, _), (.report, _),
         (.completions, _), (.manual, _), (.ports, _):
+        return ("", [])
+    case (.mark, _), (.pause, _), (.resume, _), (.stop, _), (.status, _):
         return ("", [])
     }
 }
@@ -197,12 +200,28 @@ struct CommandLineParseTests {
                 "-o", "system:playback_1", "--gain=-6", "--denoise", "--channels", "clean",
             ])
                 == .record(expected))
-        // The container from the extension, float by default; "-" is a file name, not an option.
+        // The container from the extension, float by default; "-" is stdout (AU, float, by
+        // default: a header that needs no seek), not an option; a file named - is ./-.
         guard case .record(let stdout) = try Command.parse(["record", "-"]) else {
             Issue.record("not record")
             return
         }
-        #expect(stdout.filePath == "-" && stdout.format == AudioFileFormat(container: .wav, encoding: .float))
+        #expect(stdout.filePath == "-" && stdout.format == AudioFileFormat(container: .au, encoding: .float))
+        #expect(stdout.streamsToStandardOutput)
+        guard case .record(let dashFile) = try Command.parse(["record", "./-"]) else {
+            Issue.record("not record")
+            return
+        }
+        #expect(!dashFile.streamsToStandardOutput && dashFile.format?.container == .wav)
+        #expect(throws: UsageError.self) { try Command.parse(["record", "-", "--format", "wav"]) }
+        #expect(throws: UsageError.self) { try Command.parse(["record", "-", "--wait-server"]) }
+        #expect(throws: UsageError.self) { try Command.parse(["record", "x.wav", "--transport", "--transport-split"]) }
+        guard case .control(let mark) = try Command.parse(["mark", "take", "two", "-n", "rec"]) else {
+            Issue.record("not mark")
+            return
+        }
+        #expect(mark.line == "mark take two" && mark.recorderName == "rec")
+        #expect(throws: UsageError.self) { try Command.parse(["pause", "now"]) }
         guard case .record(let caf) = try Command.parse(["record", "x.CAF"]) else {
             Issue.record("not record")
             return
@@ -338,7 +357,7 @@ struct CommandLineParseTests {
         // commands and options
         BadParse(
             ["recrod", "x.wav"],
-            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, report, completions, manual; see micmon --help)"
+            "unknown command 'recrod' (commands: meter, record, play, monitor, latency, demo, denoise, report, completions, manual, mark, pause, resume, stop, status; see micmon --help)"
         ),
         BadParse(["meter", "--bogus"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
         BadParse(["meter", "--bogus=1"], "unknown option '--bogus' for micmon meter (see micmon meter --help)"),
@@ -416,14 +435,14 @@ struct CommandLineParseTests {
         ),
         BadParse(
             ["record", "x.wav", "--format", "aiff"],
-            "unknown --format 'aiff' (wav, w64, rf64, caf, flac, ogg, opus, mp3)"),
+            "unknown --format 'aiff' (wav, w64, rf64, caf, flac, ogg, opus, mp3, au)"),
         BadParse(
             ["record", "take.xyz"],
-            "take.xyz: .xyz is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3); give --format F or a name that ends in one of those"
+            "take.xyz: .xyz is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3, au); give --format F or a name that ends in one of those"
         ),
         BadParse(
             ["denoise", "a.wav", "clean.m4a"],
-            "clean.m4a: .m4a is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3); give --format F or a name that ends in one of those"
+            "clean.m4a: .m4a is not a format micmon writes (wav, w64, rf64, caf, flac, ogg, opus, mp3, au); give --format F or a name that ends in one of those"
         ),
         BadParse(["record", "take.ogg", "--bits", "16"], "--bits does not apply to ogg (its codec sets the encoding)"),
         BadParse(
@@ -451,7 +470,7 @@ struct CommandLineParseTests {
             "flac cannot hold 32-bit samples (libsndfile refuses the combination); try --bits 24"),
         BadParse(
             ["demo", "--record", "d.wav", "--format", "ogg3"],
-            "unknown --format 'ogg3' (wav, w64, rf64, caf, flac, ogg, opus, mp3)"),
+            "unknown --format 'ogg3' (wav, w64, rf64, caf, flac, ogg, opus, mp3, au)"),
         BadParse(
             ["record", "x.wav", "--denoise", "--channels", "left"], "--channels needs raw, clean or all, not 'left'"),
         BadParse(["record", "x.wav", "--channels", "raw"], "--channels applies only when recording with --denoise"),

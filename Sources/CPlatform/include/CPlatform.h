@@ -38,4 +38,25 @@ static inline unsigned long long micmon_platform_monotonic_raw_microseconds(void
 /// wall-clock step never lengthens or shortens the wait.
 int micmon_platform_semaphore_wait(sem_t *semaphore, unsigned long long timeout_nanoseconds);
 
+/// Puts the terminal on `descriptor` into key mode (no line editing, no echo; signals from the
+/// keyboard stay on) after saving its settings, and makes sure they come back on every way out:
+/// `micmon_platform_terminal_restore`, exit (atexit), and the signals that end or stop the process
+/// (SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL: restored, then the default action;
+/// SIGTSTP: restored while stopped, key mode again on SIGCONT). Returns 0, or -1 with errno set.
+int micmon_platform_terminal_enter_key_mode(int descriptor);
+
+/// Gives the terminal its saved settings back (async-signal-safe; a no-op when not in key mode).
+void micmon_platform_terminal_restore(void);
+
+/// The uid of the process at the other end of a connected unix socket (SO_PEERCRED), or -1
+/// with errno set.
+long long micmon_platform_peer_uid(int socket);
+
+/// Binds `socket` to the unix socket path `path` (which must fit sun_path). Returns 0, or -1
+/// with errno set (ENAMETOOLONG for a path that does not fit).
+int micmon_platform_bind_unix(int socket, const char *path);
+
+/// Connects `socket` to the unix socket at `path`. Returns 0, or -1 with errno set.
+int micmon_platform_connect_unix(int socket, const char *path);
+
 #endif
