@@ -67,9 +67,14 @@ extension Report {
                     threshold: threshold("denoise_share_\(result.periodFrames)" + suffix)))
             figures.append(
                 .measured(
-                    section, "\(result.periodFrames)-frame period: worst single period" + mode,
-                    result.worstPeriodNanoseconds.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                    section, "\(result.periodFrames)-frame period: 99.9th-percentile period" + mode,
+                    result.percentilePeriodNanoseconds.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
                     threshold: threshold("denoise_worst_\(result.periodFrames)" + suffix)))
+            figures.append(
+                .measured(
+                    section, "\(result.periodFrames)-frame period: longest period (with preemption)" + mode,
+                    result.worstPeriodNanoseconds.map { $0 / periodNanoseconds * 100 }, unit: "%", digits: 3,
+                    threshold: nil))
         }
     }
 
