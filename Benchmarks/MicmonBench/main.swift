@@ -1,3 +1,4 @@
+import DSP
 import Engine
 import Foundation
 import Platform
@@ -58,7 +59,9 @@ if options.sections.contains("meters") {
 
 if options.sections.contains("denoise") {
     progress("denoise")
-    let results = [64].map { DenoiseBench.run(periodFrames: $0, framesPerRepeat: 2_400_000, repeats: 9) }
+    let results = NoiseSuppressorLatency.allCases.map {
+        DenoiseBench.run(periodFrames: 64, framesPerRepeat: 2_400_000, repeats: 9, latency: $0)
+    }
     report.denoise = results
     report.addDenoise(results)
 }

@@ -11,6 +11,13 @@
 /// −52 dBFS RMS: a pinkish part common to both mics plus a low-passed part of their own.
 /// Output is hard-limited at ±0.9 as a safety net (not reached in practice).
 ///
+/// `Noise.fan` is a noisy room for showing the noise suppressor: the talker 6 dB quieter (peaks
+/// near −14 dBFS) and a floor fan a few metres away, far-field sound at the same level at both
+/// mics: a rumbling broadband part (the pink noise low-passed at ≈ 500 Hz plus a little of it
+/// unfiltered) and a 117 Hz blade tone with two harmonics, ≈ −15 dBFS RMS (peaks near −3 dBFS).
+/// The fan then dominates the primary's RMS even while the talker speaks, so the meter's noise
+/// reduction shows what the suppressor takes away.
+///
 /// Everything is a per-sample recurrence (a rotating phasor, not `sin`), so the output depends
 /// only on the seed and the sample rate, never on how the frames are split into calls.
 public struct DemoVoiceSource: Sendable, BitwiseCopyable {
@@ -18,6 +25,14 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     public static var referenceVoiceDecibels: Double { -8 }
     /// Safety limit of every output sample.
     public static var outputLimit: Float { 0.9 }
+
+    /// The room's noise besides the talker.
+    public enum Noise: Sendable, BitwiseCopyable {
+        /// Quiet room noise only (≈ −52 dBFS).
+        case room
+        /// A loud fan a few metres away (≈ −15 dBFS) and a quieter talker, for `demo --denoise`.
+        case fan
+    }
 
     struct Resonator: BitwiseCopyable {  // Klatt: y = a·x + b·y1 + c·y2, unity gain at DC
         var a = 0.0, b = 0.0, c = 0.0
@@ -70,6 +85,10 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     let delayFrames: Int  // reference path delay, < 64
     let referenceGain: Double
     let referenceLowPass: Double  // one-pole coefficient (≈ 4 kHz)
+    let fanGain: Double  // 0 without the fan
+    let voiceScale: Double  // 1 in the quiet room
+    let fanLowPass: Double  // one-pole coefficient (≈ 500 Hz)
+    let bladeCos: Double, bladeSin: Double  // the blade tone's rotation per sample
 
     // PRNG (xorshift64*).
     var rng: UInt64
@@ -89,11 +108,13 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     var pink0 = 0.0, pink1 = 0.0, pink2 = 0.0
     var noisePrimary = 0.0, noiseReference = 0.0
     var referenceState = 0.0
+    var fanState = 0.0
+    var bladeRe = 1.0, bladeIm = 0.0
     var delayLine = SIMD64<Float>(repeating: 0)
     var delayIndex = 0
 
     /// Any thread except the realtime one (computes filter coefficients with `exp`/`cos`).
-    public init(sampleRate: Double, seed: UInt64) {
+    public init(sampleRate: Double, seed: UInt64, noise: Noise = .room) {
         precondition(sampleRate >= 8000 && sampleRate.isFinite, "sample rate must be ≥ 8000 Hz")
         self.sampleRate = sampleRate
         vowels = (
@@ -109,6 +130,11 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
         delayFrames = min(63, DSPMath.roundToInt(0.0003 * sampleRate))
         referenceGain = DSPMath.amplitude(decibels: Self.referenceVoiceDecibels)
         referenceLowPass = 1 - DSPMath.exp(-2 * Double.pi * 4000 / sampleRate)
+        fanGain = noise == .fan ? 2.5 : 0
+        voiceScale = noise == .fan ? 0.5 : 1
+        fanLowPass = 1 - DSPMath.exp(-2 * Double.pi * 500 / sampleRate)
+        bladeCos = DSPMath.cos(2 * Double.pi * 117 / sampleRate)
+        bladeSin = DSPMath.sin(2 * Double.pi * 117 / sampleRate)
         // SplitMix64 scrambles the seed so every seed (0 included) gives a good xorshift state.
         var z = seed &+ 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -125,7 +151,7 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
     ) {
         var i = 0
         while i < count {
-            let voice = nextVoiceSample()
+            let voice = voiceScale * nextVoiceSample()
             // Noise: pinkish common part (Kellet's economy filter) + low-passed own part.
             let common = nextBipolar()
             pink0 = 0.99765 * pink0 + common * 0.0990460
@@ -134,8 +160,19 @@ public struct DemoVoiceSource: Sendable, BitwiseCopyable {
             let pink = pink0 + pink1 + pink2 + common * 0.1848
             noisePrimary += 0.25 * (nextBipolar() - noisePrimary)
             noiseReference += 0.25 * (nextBipolar() - noiseReference)
-            let noiseP = 0.0016 * pink + 0.004 * noisePrimary
-            let noiseR = 0.0016 * pink + 0.004 * noiseReference
+            // The fan: far field, the same at both mics (0 without it).
+            fanState += fanLowPass * (pink - fanState)
+            let re = bladeRe * bladeCos - bladeIm * bladeSin
+            let im = bladeRe * bladeSin + bladeIm * bladeCos
+            let k = 1.5 - 0.5 * (re * re + im * im)  // one Newton step keeps |z| = 1
+            bladeRe = re * k
+            bladeIm = im * k
+            // sin 2θ and sin 3θ of the blade phasor: its harmonics.
+            let second = 2 * bladeRe * bladeIm
+            let third = bladeIm * (3 - 4 * bladeIm * bladeIm)
+            let fan = fanGain * (0.05 * fanState + 0.004 * pink + 0.012 * bladeIm + 0.006 * second + 0.003 * third)
+            let noiseP = 0.0016 * pink + 0.004 * noisePrimary + fan
+            let noiseR = 0.0016 * pink + 0.004 * noiseReference + fan
 
             // Reference path: delayed (ring of 64), quieter, duller.
             let delayed = withUnsafeMutableBytes(of: &delayLine) { ring in  // in place, no copy

@@ -33,6 +33,15 @@ public enum NoiseSuppressorError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// How long the suppressor may delay the talker: the hop and with it the output's lag.
+public enum NoiseSuppressorLatency: String, CaseIterable, Sendable {
+    /// 128-sample hops: 256 frames of delay (5.3 ms at 48 kHz).
+    case standard
+    /// For live headphone monitoring: 64-sample hops at 48 kHz, 58 at 44.1 kHz, so the output lags
+    /// 2.7 or 2.6 ms. The same frame length, so the same frequency resolution, at twice the cost.
+    case low
+}
+
 /// The scalars the realtime path keeps between frames (plain bits, in memory the suppressor owns).
 struct NoiseSuppressorScalars {
     /// Samples of the current hop already taken in (and given out).
@@ -98,11 +107,15 @@ struct NoiseSuppressorCoefficients {
     /// Frames averaged plainly at the start, before the smoothers take over.
     let startupFrames: Int
 
-    init(sampleRate: Int) {
+    init(sampleRate: Int, latency: NoiseSuppressorLatency) {
         // 512 samples analysed (10.7 ms, 94 Hz bins), 128-sample hop, 256-sample synthesis: the
-        // output lags 5.3 ms. Chosen on the ns-dev scenes (docs/noise-suppression.md).
+        // output lags 5.3 ms; the low-latency mode halves the hop and so the lag. Chosen on the
+        // ns-dev scenes (docs/noise-suppression.md).
         frameLength = 512
-        hop = 128
+        switch latency {
+        case .standard: hop = 128
+        case .low: hop = sampleRate == 48_000 ? 64 : 58
+        }
         binCount = frameLength / 2 + 1
         let binHz = Float(sampleRate) / Float(frameLength)
         bandLow = max(1, Int(200 / binHz))
@@ -119,14 +132,17 @@ struct NoiseSuppressorCoefficients {
         calibrationBand = 1
         noiseGateDecibels = 3
         speechGateDecibels = 3
-        decisionDirectedWeight = 0.97
+        // The per-frame weights and steps below were chosen at 128-sample hops; a shorter hop
+        // runs more frames a second, so they are scaled to keep the same memory and speed in time.
+        let hopsOf128 = Double(hop) / 128
+        decisionDirectedWeight = Float(DSPMath.exp(DSPMath.log(0.97) * hopsOf128))
         minimumPrioriSNR = Float(DSPMath.amplitude(decibels: 2 * -25))
         minimumGain = Float(DSPMath.amplitude(decibels: -25))
         trackerPrioriSNR = Float(DSPMath.amplitude(decibels: 2 * 15))
         speechDifferenceFloor = 2.5
         speechDifferenceCeiling = 4
         maximumCalibrationDecibels = 12
-        cancellerStep = 0.015
+        cancellerStep = Float(0.015 * hopsOf128)
         speechTransferRetain = retain(0.25)
         blockedRetain = retain(0.025)
         residualRetain = retain(0.2)
@@ -184,13 +200,14 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
 
 /// A causal dual-mic noise suppressor for one talker: primary + reference in, clean primary
 /// out. No I/O, no threads; every buffer and FFT plan is made in `init`, so `process` never
-/// allocates. The output lags the input by `latencyFrames` (two hops: 256 frames, 5.3 ms at 48 kHz)
-/// and is the same whatever block sizes the input arrives in.
+/// allocates. The output lags the input by `latencyFrames` (two hops: 256 frames, 5.3 ms at 48 kHz;
+/// 128 frames with `.low`) and is the same whatever block sizes the input arrives in.
 ///
 /// Make and free it on any thread but the realtime one; in between, one thread at a time runs
 /// its `kernel` (the realtime thread, or the offline `denoise` loop).
 public final class NoiseSuppressor: @unchecked Sendable {
     public let sampleRate: Int
+    public let latency: NoiseSuppressorLatency
     /// The kernel, in memory of its own for as long as this suppressor lives, so that the
     /// realtime side reaches it through one pointer and never copies it.
     public let kernelPointer: UnsafePointer<NoiseSuppressorKernel>
@@ -198,12 +215,13 @@ public final class NoiseSuppressor: @unchecked Sendable {
 
     /// Any thread but the realtime one.
     /// - Throws: `unsupportedSampleRate` unless 44100 or 48000 Hz; `planFailed` if FFTW refuses.
-    public init(sampleRate: Int) throws(NoiseSuppressorError) {
+    public init(sampleRate: Int, latency: NoiseSuppressorLatency = .standard) throws(NoiseSuppressorError) {
         guard sampleRate == 44_100 || sampleRate == 48_000 else {
             throw .unsupportedSampleRate(sampleRate)
         }
         self.sampleRate = sampleRate
-        let c = NoiseSuppressorCoefficients(sampleRate: sampleRate)
+        self.latency = latency
+        let c = NoiseSuppressorCoefficients(sampleRate: sampleRate, latency: latency)
         let n = c.frameLength
         let k = c.binCount
 
@@ -281,7 +299,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
         UnsafeMutablePointer(mutating: kernelPointer).deallocate()
     }
 
-    /// Output delay in frames (two hops: 5.3 ms at 48 kHz).
+    /// Output delay in frames (two hops: 5.3 ms at 48 kHz, 2.7 ms with `.low`).
     public var latencyFrames: Int { kernel.latencyFrames }
 
     /// `kernel.process`, for callers that keep the suppressor itself (offline, tests).

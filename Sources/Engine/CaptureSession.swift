@@ -56,6 +56,8 @@ public struct CaptureConfiguration: Sendable {
     /// channel is metered, monitored instead of the inputs, and recorded as `recordedChannels`
     /// says.
     public var denoises = false
+    /// The suppressor's delay (`--denoise-latency`). Ignored without `denoises`.
+    public var denoiseLatency: NoiseSuppressorLatency = .standard
     /// What the file holds when denoising: the inputs, the clean channel, or all (inputs, then
     /// clean). Ignored without `denoises`.
     public var recordedChannels: RecordedChannels = .all
@@ -288,7 +290,8 @@ public final class CaptureSession {
         streams = configuration.recording?.streamDescriptor != nil
         let suppressor: NoiseSuppressor?
         if configuration.denoises {
-            do { suppressor = try NoiseSuppressor(sampleRate: sampleRate) } catch { throw .denoise(error) }
+            do { suppressor = try NoiseSuppressor(sampleRate: sampleRate, latency: configuration.denoiseLatency) } catch
+            { throw .denoise(error) }
         } else {
             suppressor = nil
         }

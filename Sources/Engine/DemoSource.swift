@@ -23,9 +23,10 @@ public final class DemoSource {
 
     /// With `traceCapacity` > 0 the source notes its first `traceCapacity` cycles (see
     /// `SourceCycle`) and the times of the xruns it is told about, for the soak's diagnosis.
+    /// `voiceNoise`: the demo voice's room (`.fan` for `demo --denoise`, which has noise to remove).
     public init(
         serverName: String, clientName: String = "micmon-demo-voice", signal: Signal = .demoVoice(seed: 1),
-        traceCapacity: Int = 0
+        voiceNoise: DemoVoiceSource.Noise = .room, traceCapacity: Int = 0
     ) throws(JackError) {
         core = try JackSession(clientName: clientName, serverName: serverName)
         let ports = try core.registerPorts("out", count: 2, direction: .output)
@@ -42,7 +43,7 @@ public final class DemoSource {
             DemoSourceKernel(
                 link: core.link, primaryPort: ports[0].handle, referencePort: ports[1].handle,
                 primary: placeholder, reference: placeholder,
-                voice: DemoVoiceSource(sampleRate: Double(core.sampleRate), seed: seed),
+                voice: DemoVoiceSource(sampleRate: Double(core.sampleRate), seed: seed, noise: voiceNoise),
                 playsReference: isReference, trace: trace, traceCapacity: self.traceCapacity),
             process: demoSourceProcess)
         try core.activate()

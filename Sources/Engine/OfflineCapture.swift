@@ -20,6 +20,8 @@ public final class OfflineCapture {
         public var blockFrames = 256
         /// Dual-mic noise suppression of inputs 1 (primary) and 2 (reference).
         public var denoises = false
+        /// The suppressor's delay when denoising.
+        public var denoiseLatency: NoiseSuppressorLatency = .standard
         /// What the take holds when denoising (see `CaptureConfiguration.RecordedChannels`).
         public var recordedChannels: CaptureConfiguration.RecordedChannels = .all
         /// Capacity of the capture ring in frames; nil: a few blocks (it is drained every block).
@@ -59,7 +61,10 @@ public final class OfflineCapture {
 
     /// Prepares the kernel's memory. Denoising makes a suppressor for the rate.
     public convenience init(_ options: Options) throws(NoiseSuppressorError) {
-        self.init(options, suppressor: options.denoises ? try NoiseSuppressor(sampleRate: options.sampleRate) : nil)
+        self.init(
+            options,
+            suppressor: options.denoises
+                ? try NoiseSuppressor(sampleRate: options.sampleRate, latency: options.denoiseLatency) : nil)
     }
 
     /// Prepares the kernel's memory around `suppressor` (fresh, made for `options.sampleRate`), or

@@ -45,6 +45,7 @@ enum CaptureCommand {
                 destinations: invocation.monitorDestinations, gainDecibels: invocation.monitorGainDecibels)
         }
         configuration.denoises = invocation.denoises
+        configuration.denoiseLatency = invocation.denoiseLatency
         configuration.recordedChannels = invocation.recordedChannels
         configuration.loudnessMode = invocation.loudnessMode
         configuration.meterType = invocation.meterType

@@ -104,6 +104,14 @@ enum OptionValue {
         return mode
     }
 
+    /// `--denoise-latency standard|low`.
+    static func denoiseLatency(_ text: String) throws(UsageError) -> NoiseSuppressorLatency {
+        guard let latency = NoiseSuppressorLatency(rawValue: text) else {
+            throw UsageError("--denoise-latency needs standard or low, not '\(text)'")
+        }
+        return latency
+    }
+
     /// A client name JACK can take (JACK's own limit, `jack_client_name_size`), else exit 64
     /// with JACK's reason: libjack would fail the open as if no server ran.
     static func clientName(_ text: String) throws(UsageError) -> String {
@@ -223,6 +231,8 @@ struct CaptureOptions: Equatable, Sendable {
     var monitorGainDecibels = 0.0
     /// `--denoise`: dual-mic noise suppression (in_1 primary, in_2 reference).
     var denoises = false
+    /// `--denoise-latency`: the suppressor's delay.
+    var denoiseLatency: NoiseSuppressorLatency = .standard
     /// `--channels`: what a denoised recording holds.
     var recordedChannels: CaptureConfiguration.RecordedChannels = .all
     /// `--label`: the screen's name for each input, in order; nil keeps the port's.
@@ -271,6 +281,8 @@ struct CaptureOptions: Equatable, Sendable {
         monitorDestinations = scanned.values("output")
         monitorGainDecibels = try scanned.number("gain") ?? 0
         denoises = scanned.isSet("denoise")
+        let latency = try scanned.last("denoise-latency", OptionValue.denoiseLatency)
+        denoiseLatency = latency ?? .standard
         let channels = try scanned.last("channels") { text throws(UsageError) in
             guard let channels = CaptureConfiguration.RecordedChannels(rawValue: text) else {
                 throw UsageError("--channels needs raw, clean or all, not '\(text)'")
@@ -341,6 +353,9 @@ struct CaptureOptions: Equatable, Sendable {
         }
         if channels != nil && (!denoises || filePath == nil) {
             throw UsageError("--channels applies only when recording with --denoise")
+        }
+        if latency != nil && !denoises {
+            throw UsageError("--denoise-latency applies only with --denoise")
         }
         if !monitors && (!monitorDestinations.isEmpty || monitorGainDecibels != 0) {
             throw UsageError("-o and --gain apply only when monitoring (micmon monitor, or record --monitor)")
@@ -521,6 +536,8 @@ struct DenoiseOptions: Equatable, Sendable {
     var inputPath = ""
     var outputPath = ""
     var blockFrames = 256
+    /// `--denoise-latency`: the suppressor's delay, as live.
+    var latency: NoiseSuppressorLatency = .standard
     var format = AudioFileFormat(container: .wav, encoding: .float)
     var force = false
 
@@ -529,6 +546,7 @@ struct DenoiseOptions: Equatable, Sendable {
     init(_ scanned: ScannedArguments) throws(UsageError) {
         force = scanned.isSet("force")
         blockFrames = try scanned.number("block").map { Int($0) } ?? blockFrames
+        latency = try scanned.last("denoise-latency", OptionValue.denoiseLatency) ?? .standard
         guard scanned.positionals.count == 2 else {
             throw UsageError("denoise needs IN and OUT files (see micmon denoise --help)")
         }

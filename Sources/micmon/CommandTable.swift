@@ -27,6 +27,12 @@ enum DenoiseFigures {
     static func delayMilliseconds(at sampleRate: Int) -> String {
         TextFormat.fixed(Double(delayFrames) / Double(sampleRate) * 1000, decimals: 1) + " ms"
     }
+
+    /// "2.7 ms": the delay of `latency` at `sampleRate`.
+    static func delayMilliseconds(at sampleRate: Int, latency: NoiseSuppressorLatency) -> String {
+        let frames = (try? NoiseSuppressor(sampleRate: sampleRate, latency: latency))?.latencyFrames ?? 0
+        return TextFormat.fixed(Double(frames) / Double(sampleRate) * 1000, decimals: 1) + " ms"
+    }
 }
 
 enum CommandTable {
@@ -73,6 +79,14 @@ enum CommandTable {
                 + "few cm further away. Adds a \"clean\" meter and the noise reduction in dB; monitoring plays "
                 + "the clean channel. 44.1 or 48 kHz; \(DenoiseFigures.delayMilliseconds(at: 48_000)) of added "
                 + "delay (\(DenoiseFigures.delayFrames) frames at 48 kHz).")
+    }
+    static var denoiseLatency: OptionSpec {
+        OptionSpec(
+            "denoise-latency", "MODE", kind: .choice(NoiseSuppressorLatency.allCases.map(\.rawValue)),
+            help: "with --denoise: standard (default, \(DenoiseFigures.delayMilliseconds(at: 48_000)) at 48 kHz) or "
+                + "low (\(DenoiseFigures.delayMilliseconds(at: 48_000, latency: .low)) at 48 kHz, "
+                + "\(DenoiseFigures.delayMilliseconds(at: 44_100, latency: .low)) at 44.1 kHz, for live headphone "
+                + "monitoring: a little less noise reduction at twice the cost)")
     }
     static let format = OptionSpec(
         "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
@@ -234,7 +248,8 @@ enum CommandTable {
                 a summary (per channel: max peak, mean RMS, clips; xruns).
                 """,
             options: [
-                port, name, server, duration, json, waitServer, denoise, allowUnconnected, label, loudnessMode,
+                port, name, server, duration, json, waitServer, denoise, denoiseLatency, allowUnconnected, label,
+                loudnessMode,
                 meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
@@ -281,7 +296,8 @@ enum CommandTable {
                 OptionSpec(
                     "monitor",
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
-                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, allowUnconnected,
+                monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, denoiseLatency,
+                allowUnconnected,
                 label, loudnessMode, meterOption,
                 OptionSpec(
                     "report",
@@ -314,7 +330,8 @@ enum CommandTable {
                 inputs, bit for bit.
                 """,
             options: [
-                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, allowUnconnected, label,
+                port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, denoiseLatency,
+                allowUnconnected, label,
                 loudnessMode, meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
@@ -335,7 +352,8 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, quality, bitrateMode, force, channels, denoise, loudnessMode, meterOption, duration,
+                format, bits, quality, bitrateMode, force, channels, denoise, denoiseLatency, loudnessMode, meterOption,
+                duration,
                 json, name, label, help,
                 versionOption,
             ],
@@ -489,6 +507,9 @@ enum CommandTable {
                 OptionSpec(
                     "block", "N", kind: .number(NumberRange(1, 8192, whole: true, unit: "frames")),
                     help: "frames per block (the JACK period to imitate)"),
+                OptionSpec(
+                    "denoise-latency", "MODE", kind: .choice(NoiseSuppressorLatency.allCases.map(\.rawValue)),
+                    help: "the suppressor's delay, as --denoise-latency live: standard (default) or low"),
                 OptionSpec(
                     "format", "F", kind: .choice(ContainerFormat.allCases.map(\.rawValue)),
                     help: "wav, w64, rf64, caf, flac, ogg, opus, mp3, au (default: from OUT's extension, else wav)"),

@@ -24,7 +24,7 @@ enum DemoCommand {
         defer { server.stop() }
         let source: DemoSource
         do {
-            source = try DemoSource(serverName: serverName)
+            source = try DemoSource(serverName: serverName, voiceNoise: invocation.denoises ? .fan : .room)
         } catch {
             Console.error("micmon: " + Messages.demoSourceFailed(error.description))
             return .serverUnavailable
@@ -38,6 +38,7 @@ enum DemoCommand {
         configuration.sourcePorts = source.outputPorts
         configuration.durationSeconds = invocation.durationSeconds
         configuration.denoises = invocation.denoises
+        configuration.denoiseLatency = invocation.denoiseLatency
         configuration.recordedChannels = invocation.recordedChannels
         configuration.loudnessMode = invocation.loudnessMode
         configuration.meterType = invocation.meterType

@@ -22,7 +22,7 @@ enum DenoiseCommand {
         }
         let suppressor: NoiseSuppressor
         do {
-            suppressor = try NoiseSuppressor(sampleRate: reader.sampleRate)
+            suppressor = try NoiseSuppressor(sampleRate: reader.sampleRate, latency: options.latency)
         } catch {
             Console.error("micmon: \(options.inputPath): \(error.description)")
             return .usage

@@ -58,8 +58,10 @@ private struct TwoMicSignal {
 }
 
 /// Runs `signal` through a fresh suppressor in blocks of `block` frames.
-private func denoise(_ signal: TwoMicSignal, block: Int, sampleRate: Int = 48_000) throws -> [Float] {
-    let suppressor = try NoiseSuppressor(sampleRate: sampleRate)
+private func denoise(
+    _ signal: TwoMicSignal, block: Int, sampleRate: Int = 48_000, latency: NoiseSuppressorLatency = .standard
+) throws -> [Float] {
+    let suppressor = try NoiseSuppressor(sampleRate: sampleRate, latency: latency)
     var clean = [Float](repeating: 0, count: signal.count)
     signal.primary.withUnsafeBufferPointer { p in
         signal.reference.withUnsafeBufferPointer { r in
@@ -95,14 +97,19 @@ struct NoiseSuppressorTests {
         for rate in [44_100, 48_000] {
             let latency = try NoiseSuppressor(sampleRate: rate).latencyFrames
             #expect(Double(latency) / Double(rate) <= 0.010)
+            // The low-latency mode for live headphone monitoring: at most 2.7 ms.
+            let low = try NoiseSuppressor(sampleRate: rate, latency: .low).latencyFrames
+            #expect(Double(low) / Double(rate) <= 0.0027)
         }
     }
 
-    @Test("Speech alone passes: level within 0.5 dB and the waveform within 20 dB SNR of the delayed input")
-    func speechPasses() throws {
+    @Test(
+        "Speech alone passes: level within 0.5 dB and the waveform within 20 dB SNR of the delayed input",
+        arguments: NoiseSuppressorLatency.allCases)
+    func speechPasses(_ latency: NoiseSuppressorLatency) throws {
         let signal = TwoMicSignal.voice(seconds: 6)
-        let clean = try denoise(signal, block: 256)
-        let lag = try NoiseSuppressor(sampleRate: 48_000).latencyFrames
+        let clean = try denoise(signal, block: 256, latency: latency)
+        let lag = try NoiseSuppressor(sampleRate: 48_000, latency: latency).latencyFrames
         // Compare the last 5 s (after the first second of settling), aligned by the lag.
         let start = 48_000
         let input = signal.primary[start ..< (signal.count - lag)]
@@ -115,10 +122,12 @@ struct NoiseSuppressorTests {
         #expect(snr > 20, "speech-only output differs from the input by SNR \(snr) dB")
     }
 
-    @Test("Far-field noise alone is attenuated by at least 12 dB after half a second")
-    func noiseIsAttenuated() throws {
+    @Test(
+        "Far-field noise alone is attenuated by at least 12 dB after half a second",
+        arguments: NoiseSuppressorLatency.allCases)
+    func noiseIsAttenuated(_ latency: NoiseSuppressorLatency) throws {
         let signal = TwoMicSignal.noise(seconds: 4)
-        let clean = try denoise(signal, block: 128)
+        let clean = try denoise(signal, block: 128, latency: latency)
         let start = 24_000
         let attenuation = decibels(meanSquare(signal.primary[start...])) - decibels(meanSquare(clean[start...]))
         #expect(attenuation >= 12, "attenuation \(attenuation) dB")
@@ -193,11 +202,13 @@ struct NoiseSuppressorTests {
         #expect(settled <= 10, "settled after \(settled) s")
     }
 
-    @Test("The output does not depend on the block size", arguments: [1, 16, 32, 97, 256, 1024, 4096])
-    func blockSizeIndependence(block: Int) throws {
+    @Test(
+        "The output does not depend on the block size",
+        arguments: [1, 16, 32, 97, 256, 1024, 4096], NoiseSuppressorLatency.allCases)
+    func blockSizeIndependence(block: Int, latency: NoiseSuppressorLatency) throws {
         let signal = TwoMicSignal.voice(seconds: 1.5) + TwoMicSignal.noise(seconds: 1.5, decibels: -35)
-        let reference = try denoise(signal, block: 64)
-        let clean = try denoise(signal, block: block)
+        let reference = try denoise(signal, block: 64, latency: latency)
+        let clean = try denoise(signal, block: block, latency: latency)
         #expect(clean == reference)
     }
 
@@ -234,5 +245,48 @@ struct NoiseSuppressorTests {
         let clean = try denoise(noise, block: 512, sampleRate: 44_100)
         let attenuation = decibels(meanSquare(noise.primary[22_050...])) - decibels(meanSquare(clean[22_050...]))
         #expect(attenuation >= 12, "attenuation \(attenuation) dB")
+    }
+}
+
+@Suite("Noise suppressor on the demo scenes")
+struct NoiseSuppressorDemoTests {
+    /// The meter's reading of the noise reduction, as `MeterOutput` computes it: in_1's RMS
+    /// (0.3 s) over the clean channel's, in dB, read every 100 ms after the first 2 s.
+    static func reductionReadings(noise: DemoVoiceSource.Noise, latency: NoiseSuppressorLatency) throws -> [Double] {
+        let rate = 48_000
+        let n = 12 * rate
+        var source = DemoVoiceSource(sampleRate: Double(rate), seed: 1, noise: noise)
+        var p = [Float](repeating: 0, count: n)
+        var r = [Float](repeating: 0, count: n)
+        p.withUnsafeMutableBufferPointer { pp in
+            r.withUnsafeMutableBufferPointer { rr in
+                source.render(primary: pp.baseAddress!, reference: rr.baseAddress!, count: n)
+            }
+        }
+        let clean = try denoise(TwoMicSignal(primary: p, reference: r), block: 256, latency: latency)
+        let retain = DSPMath.exp(-1 / (0.3 * Double(rate)))
+        var inputSquare = 0.0
+        var cleanSquare = 0.0
+        var readings: [Double] = []
+        for i in 0 ..< n {
+            inputSquare = retain * inputSquare + (1 - retain) * Double(p[i]) * Double(p[i])
+            cleanSquare = retain * cleanSquare + (1 - retain) * Double(clean[i]) * Double(clean[i])
+            if i >= 2 * rate && i % (rate / 10) == 0 {
+                readings.append(max(0, decibels(inputSquare) - decibels(cleanSquare)))
+            }
+        }
+        return readings
+    }
+
+    @Test(
+        "demo --denoise's fan scene reads at least 10 dB of noise reduction most of the time",
+        arguments: NoiseSuppressorLatency.allCases)
+    func fanSceneShowsTheReduction(_ latency: NoiseSuppressorLatency) throws {
+        let readings = try Self.reductionReadings(noise: .fan, latency: latency).sorted()
+        let median = readings[readings.count / 2]
+        #expect(median >= 10, "median noise reduction \(median) dB")
+        // The quiet room has next to nothing to take away.
+        let quiet = try Self.reductionReadings(noise: .room, latency: latency).sorted()
+        #expect(quiet[quiet.count / 2] < 3)
     }
 }

@@ -41,6 +41,8 @@ private func sample(_ name: CommandName, _ option: OptionSpec) -> (value: String
     case (_, "gain"): return ("-6", [])
     case (.demo, "channels"): return ("clean", ["--denoise", "--record", "demo.wav"])
     case (_, "channels"): return ("clean", ["--denoise"])
+    case (.denoise, "denoise-latency"): return ("low", [])
+    case (_, "denoise-latency"): return ("low", ["--denoise"])
     case (_, "record"): return ("demo.wav", [])
     case (_, "send"): return ("system:playback_1", [])
     case (_, "return"): return ("system:capture_1", [])
@@ -193,11 +195,12 @@ struct CommandLineParseTests {
         expected.monitorDestinations = ["system:playback_1"]
         expected.monitorGainDecibels = -6
         expected.denoises = true
+        expected.denoiseLatency = .low
         expected.recordedChannels = .clean
         #expect(
             try Command.parse([
                 "record", "take.flac", "--format=WAV", "--bits", "16", "--force", "--monitor",
-                "-o", "system:playback_1", "--gain=-6", "--denoise", "--channels", "clean",
+                "-o", "system:playback_1", "--gain=-6", "--denoise", "--denoise-latency=low", "--channels", "clean",
             ])
                 == .record(expected))
         // The container from the extension, float by default; "-" is stdout (AU, float, by
@@ -317,6 +320,9 @@ struct CommandLineParseTests {
         expected.outputPath = "out.flac"
         expected.format = AudioFileFormat(container: .flac, encoding: .pcm24)
         #expect(try Command.parse(["denoise", "in.wav", "out.flac"]) == .denoise(expected))
+        expected.latency = .low
+        #expect(try Command.parse(["denoise", "in.wav", "out.flac", "--denoise-latency", "low"]) == .denoise(expected))
+        expected.latency = .standard
         expected.blockFrames = 8192
         expected.force = true
         expected.format = AudioFileFormat(container: .w64, encoding: .pcm32)
@@ -475,6 +481,10 @@ struct CommandLineParseTests {
             ["record", "x.wav", "--denoise", "--channels", "left"], "--channels needs raw, clean or all, not 'left'"),
         BadParse(["record", "x.wav", "--channels", "raw"], "--channels applies only when recording with --denoise"),
         BadParse(["demo", "--denoise", "--channels", "raw"], "--channels applies only when recording with --denoise"),
+        BadParse(["meter", "--denoise-latency", "low"], "--denoise-latency applies only with --denoise"),
+        BadParse(
+            ["monitor", "--denoise", "--denoise-latency", "fast"], "--denoise-latency needs standard or low, not 'fast'"
+        ),
         BadParse(
             ["record", "x.wav", "-o", "a:in"],
             "-o and --gain apply only when monitoring (micmon monitor, or record --monitor)"),

@@ -70,16 +70,20 @@ struct DenoiseCommandTests {
         #expect(try String(contentsOfFile: scratch + "/garbage.wav", encoding: .utf8) == "not audio")
     }
 
-    @Test("OUT is mono, as long as IN, the suppressor's exact output, and the same for any --block")
-    func offlineIsTheKernel() throws {
-        let scratch = TestEnvironment.scratchFolder("denoise-ok")
+    @Test(
+        "OUT is mono, as long as IN, the suppressor's exact output, and the same for any --block",
+        arguments: NoiseSuppressorLatency.allCases)
+    func offlineIsTheKernel(_ latency: NoiseSuppressorLatency) throws {
+        let scratch = TestEnvironment.scratchFolder("denoise-ok-\(latency.rawValue)")
         let input = scratch + "/in.wav"
         let frames = 48_000 * 2 + 77
         try writeTestFile(input, frames: frames)
         var outputs: [[Float]] = []
         for block in [64, 1000, 4096] {
             let output = scratch + "/out-\(block).wav"
-            let result = try MicmonProcess.run(["denoise", input, output, "--block", String(block)], timeout: 30)
+            let result = try MicmonProcess.run(
+                ["denoise", input, output, "--block", String(block), "--denoise-latency", latency.rawValue], timeout: 30
+            )
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
             let reader = try SoundFileReader(path: output)
             #expect(reader.channelCount == 1)
@@ -94,7 +98,7 @@ struct DenoiseCommandTests {
         let stereo = try SoundFileReader(path: input).readAllFloats()
         let primary = stride(from: 0, to: stereo.count, by: 2).map { stereo[$0] }
         let reference = stride(from: 1, to: stereo.count, by: 2).map { stereo[$0] }
-        let suppressor = try NoiseSuppressor(sampleRate: 48_000)
+        let suppressor = try NoiseSuppressor(sampleRate: 48_000, latency: latency)
         var clean = [Float](repeating: 0, count: frames)
         suppressor.process(primary: primary, reference: reference, clean: &clean, frameCount: frames)
         let mismatches = zip(clean, outputs[0]).filter { $0 != $1 }.count
@@ -112,15 +116,16 @@ extension JackIntegrationTests {
     @Suite("Noise suppression against a real JACK server")
     struct DenoiseIntegrationTests {
         @Test(
-            "record --denoise --channels all: the inputs sample-exact, the clean channel equal to micmon denoise of them"
-        )
-        func realtimeEqualsOffline() throws {
+            "record --denoise --channels all: the inputs sample-exact, the clean channel equal to micmon denoise of them",
+            arguments: NoiseSuppressorLatency.allCases)
+        func realtimeEqualsOffline(_ latency: NoiseSuppressorLatency) throws {
             let server = try SharedTestServer.require()
-            let folder = TestEnvironment.scratchFolder("denoise-live")
+            let folder = TestEnvironment.scratchFolder("denoise-live-\(latency.rawValue)")
             let take = folder + "/take.wav"
             let result = try MicmonProcess.run(
                 [
-                    "record", take, "-s", server.name, "-n", "rec-denoise", "--denoise", "--channels", "all",
+                    "record", take, "-s", server.name, "-n", "rec-denoise-\(latency.rawValue)", "--denoise",
+                    "--denoise-latency", latency.rawValue, "--channels", "all",
                     "-p", server.source.outputPorts[0], "-p", server.source.outputPorts[1], "--duration", "4", "--json",
                 ],
                 timeout: 60)
@@ -150,7 +155,8 @@ extension JackIntegrationTests {
             #expect(
                 inputsCheck.mismatchedFrames == 0, "inputs: first mismatch at frame \(inputsCheck.firstMismatch ?? -1)")
             let offline = folder + "/offline.wav"
-            let denoise = try MicmonProcess.run(["denoise", inputs, offline, "--block", "256"], timeout: 60)
+            let denoise = try MicmonProcess.run(
+                ["denoise", inputs, offline, "--block", "256", "--denoise-latency", latency.rawValue], timeout: 60)
             #expect(denoise.exitCode == 0, "stderr: \(denoise.stderr)")
             let expected = try SoundFileReader(path: offline).readAllFloats()
             #expect(expected.count == frames)
