@@ -95,6 +95,16 @@ enum OptionValue {
         return type
     }
 
+    /// A session's `--loudness-mode`: as `loudnessMode`, or `off` (nil: no analysis thread).
+    static func sessionLoudnessMode(_ text: String) throws(UsageError) -> LoudnessMode? {
+        if text == "off" { return nil }
+        guard let mode = LoudnessMode(rawValue: text) else {
+            let names = (LoudnessMode.allCases.map(\.rawValue) + ["off"]).joined(separator: ", ")
+            throw UsageError("unknown --loudness-mode '\(text)' (\(names))")
+        }
+        return mode
+    }
+
     /// `--loudness-mode`: per-channel, dual-mono or stereo; anything else exits 64 with the list.
     static func loudnessMode(_ text: String) throws(UsageError) -> LoudnessMode {
         guard let mode = LoudnessMode(rawValue: text) else {
@@ -238,7 +248,8 @@ struct CaptureOptions: Equatable, Sendable {
     /// `--label`: the screen's name for each input, in order; nil keeps the port's.
     var labels: [String?] = []
     /// `--loudness-mode`: which channels are measured together for loudness.
-    var loudnessMode: LoudnessMode = .perChannel
+    /// nil: `off`, no loudness, true peak or standard meter (no analysis thread).
+    var loudnessMode: LoudnessMode? = .perChannel
     /// `--meter`: the standard meter the inputs are read with.
     var meterType: MeterType = .peak
     /// `record --report`: at the end, FILE.report.svg and FILE.report.json beside the take.
@@ -291,9 +302,17 @@ struct CaptureOptions: Equatable, Sendable {
         }
         recordedChannels = channels ?? .all
         labels = try scanned.last("label", OptionValue.labels) ?? []
-        loudnessMode = try scanned.last("loudness-mode", OptionValue.loudnessMode) ?? .perChannel
+        let loudness = try scanned.last("loudness-mode", OptionValue.sessionLoudnessMode)
+        loudnessMode = loudness ?? .perChannel
         writesReport = scanned.isSet("report")
         meterType = try scanned.last("meter", OptionValue.meterType) ?? .peak
+        if loudnessMode == nil && meterType != .peak {
+            throw UsageError(
+                "--meter \(meterType.rawValue) runs on the analysis thread, which --loudness-mode off turns off")
+        }
+        if loudnessMode == nil && writesReport {
+            throw UsageError("--report needs the take's analysis, which --loudness-mode off turns off")
+        }
         operations = try OperationsOptions(scanned)
         takeDescription = scanned.last("description") ?? ""
         if takeDescription.utf8.count > BroadcastInfo.descriptionLimit {

@@ -124,6 +124,14 @@ enum CommandTable {
             + "dual-mono (each input a mono programme for two loudspeakers, +3 dB) or stereo (in_1, in_2 "
             + "as left and right of one programme)")
 
+    /// `--loudness-mode` of a session (meter, record, monitor, demo): the modes and `off`.
+    static let sessionLoudnessMode = OptionSpec(
+        "loudness-mode", "MODE", kind: .choice(LoudnessMode.allCases.map(\.rawValue) + ["off"]),
+        help: "loudness (EBU R128) and true peak: per-channel (default: each input its own mono programme), "
+            + "dual-mono (each input a mono programme for two loudspeakers, +3 dB), stereo (in_1, in_2 "
+            + "as left and right of one programme) or off (no loudness, true peak or --meter: the analysis "
+            + "thread's CPU, which grows with the channel count, is saved)")
+
     static let meterOption = OptionSpec(
         "meter", "TYPE", kind: .choice(MeterType.allCases.map(\.rawValue)),
         help: "also read the inputs with a standard meter: peak (default: micmon's own only), ppm1 (IEC 60268-10 "
@@ -249,7 +257,7 @@ enum CommandTable {
                 """,
             options: [
                 port, name, server, duration, json, waitServer, denoise, denoiseLatency, allowUnconnected, label,
-                loudnessMode,
+                sessionLoudnessMode,
                 meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
@@ -298,7 +306,7 @@ enum CommandTable {
                     help: "also play the inputs on out_1, out_2 while recording (-o and --gain as in micmon monitor)"),
                 monitorOutput, gain, channels, name, server, duration, json, waitServer, denoise, denoiseLatency,
                 allowUnconnected,
-                label, loudnessMode, meterOption,
+                label, sessionLoudnessMode, meterOption,
                 OptionSpec(
                     "report",
                     help: "when the take ends, write FILE.report.svg (its picture, as micmon report --svg draws "
@@ -332,7 +340,7 @@ enum CommandTable {
             options: [
                 port, monitorOutput, gain, name, server, duration, json, waitServer, denoise, denoiseLatency,
                 allowUnconnected, label,
-                loudnessMode, meterOption, help, versionOption,
+                sessionLoudnessMode, meterOption, help, versionOption,
             ],
             refusals: [(recordingOptions, recordingOnly)],
             notes: meters, exitCodes: sessionExitCodes)
@@ -352,7 +360,8 @@ enum CommandTable {
                 """,
             options: [
                 OptionSpec("record", "FILE", kind: .file, help: "record the demo to FILE instead of only metering it"),
-                format, bits, quality, bitrateMode, force, channels, denoise, denoiseLatency, loudnessMode, meterOption,
+                format, bits, quality, bitrateMode, force, channels, denoise, denoiseLatency, sessionLoudnessMode,
+                meterOption,
                 duration,
                 json, name, label, help,
                 versionOption,

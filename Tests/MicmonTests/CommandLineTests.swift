@@ -467,7 +467,13 @@ struct CommandLineParseTests {
             "unknown --meter 'ppm3' (peak, ppm1, ppm2a, ppm2b, vu, k12, k14, k20)"),
         BadParse(
             ["meter", "--loudness-mode", "surround"],
-            "unknown --loudness-mode 'surround' (per-channel, dual-mono, stereo)"),
+            "unknown --loudness-mode 'surround' (per-channel, dual-mono, stereo, off)"),
+        BadParse(
+            ["record", "x.wav", "--loudness-mode", "off", "--meter", "vu"],
+            "--meter vu runs on the analysis thread, which --loudness-mode off turns off"),
+        BadParse(
+            ["record", "x.wav", "--loudness-mode", "off", "--report"],
+            "--report needs the take's analysis, which --loudness-mode off turns off"),
         BadParse(
             ["record", "take.flac", "--bits", "float"],
             "flac cannot hold float samples (libsndfile refuses the combination); try --bits 24"),

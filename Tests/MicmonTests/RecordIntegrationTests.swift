@@ -126,6 +126,26 @@ extension JackIntegrationTests {
 
         /// libjack talks to one server per process, so this test's server is not started here:
         /// `micmon demo --record` runs its own private server, which the test then kills.
+        @Test("--loudness-mode off records exactly and measures no loudness")
+        func loudnessOff() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("loudness-off")
+            let path = folder + "/take.wav"
+            let result = try MicmonProcess.run(
+                [
+                    "record", path, "-s", server.name, "-n", "rec-loudness-off", "-p", server.source.outputPorts[0],
+                    "-p", server.source.outputPorts[1], "--duration", "3", "--json", "--loudness-mode", "off",
+                ], timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let outcome = try TakeCheck.verify(path: path)
+            #expect(outcome.isExact, "first mismatch at frame \(outcome.firstMismatch ?? -1)")
+            #expect(outcome.frameCount == 3 * server.sampleRate)
+            // No analysis thread: no loudness or true peak anywhere in the output.
+            #expect(!result.stdout.contains("integrated_lufs"), "\(result.stdout.suffix(400))")
+            #expect(!result.stdout.contains("true_peak_dbtp"))
+            #expect(result.stdout.contains("\"type\":\"summary\""))
+        }
+
         @Test("the server stopping mid-take finalizes the file and exits 69")
         func serverLossFinalizes() throws {
             let path = TestEnvironment.scratchFolder("loss") + "/take.wav"
