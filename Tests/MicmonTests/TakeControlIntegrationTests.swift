@@ -378,6 +378,51 @@ extension JackIntegrationTests {
             }
             try send("locate 0")
         }
+
+        @Test("--transport-split: each roll of the transport after the first goes to a file of its own, exact")
+        func transportSplitsFiles() throws {
+            let server = try SharedTestServer.require()
+            let transport = try TestEnvironment.executable("jack_transport", hint: "Debian: jackd2")
+            func send(_ command: String) throws {
+                let input = TestEnvironment.scratchFolder("transport-split-cmd") + "/in"
+                try (command + "\n").write(toFile: input, atomically: true, encoding: .utf8)
+                let child = try ChildProcess(
+                    ["/bin/sh", "-c", "'\(transport)' < '\(input)'"],
+                    environment: ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"])
+                #expect(child.wait(timeout: 20) == .init(code: 0, wasKilledBySignal: false))
+            }
+            try send("stop")
+            try send("locate 0")
+            let folder = TestEnvironment.scratchFolder("transport-split")
+            let path = folder + "/take.wav"
+            let child = try MicmonProcess(
+                Self.recordArguments(server, path, name: "rec-transport-split") + ["--transport-split"],
+                environment: ["XDG_RUNTIME_DIR": Self.runtimeFolder("transport-split-run")])
+            #expect(child.waitUntilRecorded(seconds: 1), "\(child.stderrSoFar)")
+            for roll in 1 ... 2 {
+                try send("play")
+                #expect(child.waitUntilRecorded(seconds: 1.5 * Double(roll) + 1), "\(child.stderrSoFar)")
+                try send("stop")
+                Glibc.usleep(500_000)
+            }
+            child.signal(SIGINT)
+            let result = child.wait(timeout: 20)
+            try send("locate 0")
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            let events = PausedTake.events(result.stderr)
+            #expect(events.map(\.kind) == ["paused", "resumed", "paused", "resumed", "paused"], "\(result.stderr)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+                .filter { $0.hasSuffix(".wav") }.sorted { $0.count < $1.count || ($0.count == $1.count && $0 < $1) }
+            #expect(files == ["take.wav", "take-2.wav"], "\(files)")
+            guard events.count == 5, files.count == 2 else { return }
+            // The first roll in take.wav, the second in take-2.wav, each exact to the source.
+            for (index, file) in files.enumerated() {
+                let kept = [events[1 + 2 * index].frame ..< events[2 + 2 * index].frame]
+                let check = try PausedTake.mismatches(path: folder + "/" + file, kept: kept)
+                #expect(UInt64(check.frames) == kept[0].count, "\(file): \(check.frames) frames for \(kept[0])")
+                #expect(check.mismatched == 0, "\(file)")
+            }
+        }
     }
 }
 
