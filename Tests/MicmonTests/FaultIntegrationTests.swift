@@ -215,6 +215,53 @@ extension JackIntegrationTests {
             }
         }
 
+        @Test("--wait-server with --split: the files are finalized when the server goes, and the pattern goes on")
+        func waitForServerWhileRotating() throws {
+            let name = "micmon-waitrot-\(getpid())"
+            func startServer() throws -> ChildProcess {
+                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
+                try #require(
+                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
+                return jackd
+            }
+            var server = try startServer()
+            let folder = TestEnvironment.scratchFolder("waitrot")
+            let child = try MicmonProcess([
+                "record", folder + "/take-%H%M%S.wav", "-s", name, "-p", "system:capture_*", "--split", "1s",
+                "--wait-server", "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 2.5), "micmon did not report 2.5 s recorded: \(child.stderrSoFar)")
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
+            let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+            server = try startServer()
+            let goesOn = TestEnvironment.waitUntil(timeout: 30) {
+                let now = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                return now.filter { !before.contains($0) && $0.hasSuffix(".wav") }.count >= 2
+            }
+            #expect(goesOn, "no new files after the server came back: \(child.stderrSoFar.suffix(400))")
+            child.signal(SIGINT)
+            let result = child.wait(timeout: 20)
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let all = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            let files = all.filter { $0.hasSuffix(".wav") }
+            // Every file is whole and at most a split long, with its sidecar; none is left empty
+            // (the file made ahead of a boundary the first take never reached is removed).
+            #expect(all.count == 2 * files.count, "\(all)")
+            #expect(files.allSatisfy { $0.hasPrefix("take-") && all.contains($0 + ".json") }, "\(all)")
+            #expect(files.count >= 4, "\(files)")
+            for file in files {
+                let reader = try SoundFileReader(path: folder + "/" + file)
+                #expect(
+                    reader.frameCount > 0 && reader.frameCount <= Int64(reader.sampleRate),
+                    "\(file): \(reader.frameCount)")
+            }
+            #expect(before.filter { $0.hasSuffix(".wav") }.count >= 2, "\(before)")
+        }
+
         /// jack_metro is the source: an outside client of the private server, which goes away
         /// with it and is started again only after the server is back.
         @Test(
