@@ -153,12 +153,24 @@ public final class Retention: @unchecked Sendable {
             }
             if FileSystem.remove(path) {
                 outcome.removed.append(path)
+                removeSidecar(of: path)
             } else {
                 outcome.spared.append((path, SystemError.current.description))
                 kept.append(entry)
             }
         }
         return kept
+    }
+
+    /// The sidecar micmon wrote beside a file it removed (FILE.json, a regular file that begins
+    /// as a take sidecar does): it goes with its file; anything else of that name stays.
+    func removeSidecar(of path: String) {
+        let sidecar = TakeMetadata.sidecarPath(for: path)
+        guard FileIdentity(regularFileAt: sidecar) != nil,
+            let bytes = FileSystem.readWhole(sidecar, limit: 1 << 20),
+            bytes.starts(with: Array(#"{"type":"take_sidecar","#.utf8))
+        else { return }
+        _ = FileSystem.remove(sidecar)
     }
 
     /// Why a manifest cannot be used.

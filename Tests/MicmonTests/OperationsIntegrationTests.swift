@@ -114,6 +114,32 @@ extension JackIntegrationTests {
             #expect(drops.allSatisfy { $0.contains("\"status\":\"ok\"") })
         }
 
+        @Test("--split with --keep 2: the run's oldest files go with their sidecars, the newest two stay exact")
+        func retentionWhileRotating() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("retention-rotating")
+            // Named as the pattern would name a file, but not micmon's: never touched.
+            let foreign = [folder + "/log-000000.wav", folder + "/log-000000.wav.json"]
+            for path in foreign { _ = FileManager.default.createFile(atPath: path, contents: Data("mine".utf8)) }
+            let result = try MicmonProcess.run(
+                recordArguments(folder + "/log-%H%M%S.wav", server, name: "ops-keep-rot") + [
+                    "--split", "1s", "--duration", "4.5", "--keep", "2",
+                ], timeout: 60)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            let all = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            let ours = all.filter { $0.hasPrefix("log-") && $0.hasSuffix(".wav") && $0 != "log-000000.wav" }
+            #expect(ours.count == 2, "\(all)")
+            #expect(result.stderr.components(separatedBy: "(--keep 2)").count - 1 == 3, "\(result.stderr)")
+            for file in ours {
+                #expect(all.contains(file + ".json"), "\(file)'s sidecar is gone")
+                #expect(try TakeCheck.verify(path: folder + "/" + file).isExact, "\(file)")
+            }
+            // No sidecar outlives its file.
+            let sidecars = all.filter { $0.hasSuffix(".wav.json") }
+            #expect(Set(sidecars) == Set((ours + ["log-000000.wav"]).map { $0 + ".json" }), "\(all)")
+            for path in foreign { #expect(try String(contentsOfFile: path, encoding: .utf8) == "mine") }
+        }
+
         @Test("retention never touches files micmon did not write for the pattern")
         func retentionSparesOtherFiles() throws {
             let server = try SharedTestServer.require()
