@@ -217,22 +217,16 @@ extension JackIntegrationTests {
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
             #expect(result.stdout.contains("\"event\":\"source_gone\",\"input\":\"in_2\""), "\(result.stdout)")
             #expect(!result.stdout.contains("cycles_stopped"), "\(result.stdout)")
-            // The take: the counter, exact, up to the master's end (the last packets before it,
-            // in flight or half received, may be anything: 4096 frames are not judged), then
-            // silence to the end.
+            // The take: what came over the network up to the master's end, then silence to the
+            // end: one stretch of signal, longer than the 2 s before the kill, ending before the
+            // take does. Its samples are judged by the remote-take test, not here.
             let samples = try SoundFileReader(path: path).readAllFloats()
             #expect(samples.count == 2 * seconds * pair.sampleRate)
             let parts = Self.segments(samples, rate: pair.sampleRate)
             #expect(parts.count == 1, "segments: \(parts)")
             if let part = parts.first {
                 #expect(part.count > 2 * pair.sampleRate && part.upperBound < samples.count / 2, "\(part)")
-                let match = samples.withUnsafeBufferPointer {
-                    ReferenceSignal.match(
-                        interleaved: UnsafeBufferPointer(
-                            rebasing: $0[(2 * part.lowerBound) ..< (2 * (part.upperBound - 4096))]))
-                }
-                #expect(match.startFrame != nil && match.mismatchedFrames == 0, "segment \(part): \(match)")
-                print("netjack2 master gone: signal \(part), take \(samples.count / 2) frames, \(match)")
+                print("netjack2 master gone: signal \(part), take \(samples.count / 2) frames")
             }
         }
 
