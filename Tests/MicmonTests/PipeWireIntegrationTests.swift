@@ -387,6 +387,74 @@ extension JackIntegrationTests {
             #expect(result.stdout.contains("\"reason\":\"the server's sample rate changed\""), "\(result.stdout)")
         }
 
+        @Test("play late on PipeWire: what did not reach the outputs on time is reported in place, exit 75")
+        func latePlayIsReportedInPlace() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let folder = TestEnvironment.scratchFolder("pw-late-play")
+            // Two witnesses record the player's outputs (jack_capture connects them once they
+            // exist): damage both hold alike reached the outputs; damage one holds alone is that
+            // witness's own (it ran late itself on a loaded machine).
+            let witnessPaths = [folder + "/witness-1.wav", folder + "/witness-2.wav"]
+            let witnesses = try witnessPaths.map {
+                try pipeWire.start(["jack_capture", "--daemon", "-p", "late-play:out_1", "-p", "late-play:out_2", $0])
+            }
+            defer {
+                for witness in witnesses {
+                    witness.signal(SIGINT)
+                    _ = witness.wait(timeout: 10)
+                }
+            }
+            // Every 50th cycle the player's glue waits 1.5 periods before it reads the clock and
+            // its buffers (the test-only hook), as a thread woken and then preempted would.
+            let player = try pipeWire.micmon(
+                ["play", Self.counterFile, "-n", "late-play", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "50", "MICMON_TEST_LATE_WAKE_UP_US": "8000"])
+            #expect(
+                TestEnvironment.waitUntil(timeout: 20) {
+                    player.stdoutSoFar.contains("\"time\":3.") || !player.process.isRunning
+                }, "stderr: \(player.stderrSoFar)")
+            player.signal(SIGINT)
+            let result = player.wait(timeout: 30)
+            for witness in witnesses {
+                witness.signal(SIGINT)
+                _ = witness.wait(timeout: 15)
+            }
+            // Before, play reported nothing and exited 0 while every late cycle cost the outputs
+            // a period (the next period of the file never reached them).
+            #expect(result.exitCode == 75, "stderr: \(result.stderr) stdout: \(result.stdout.suffix(600))")
+            let late = Self.summaryNumber("late_cycles", in: result.stdout) ?? 0
+            let missed = Self.gaps("missed_gaps", in: result.stdout)
+            // About 11 late cycles in 3 s (562 cycles at quantum 256); each costs one period.
+            #expect(late >= 5, "\(result.stdout.suffix(600))")
+            #expect(missed.count >= late, "\(result.stdout.suffix(600))")
+            #expect(
+                (Self.summaryNumber("frames_missed", in: result.stdout) ?? 0) >= late * PrivatePipeWire.quantum,
+                "\(result.stdout.suffix(600))")
+            let played = Self.summaryNumber("frames_played", in: result.stdout) ?? 0
+            let seen = try witnessPaths.map { path in
+                let witness = try PipeWireTakeJudge.WitnessRecording(path: path)
+                // The witness holds the file's frames, in line but where micmon reported a loss.
+                #expect(witness.runs.reduce(0) { $0 + $1.count } * 10 >= played * 9, "\(path): \(witness.runs.count)")
+                return PipeWireTakeJudge.discontinuities(witness.runs).filter { $0.sourceFrame < played }
+            }
+            // What both witnesses hold alike is what reached the outputs: each such place lies at a
+            // reported loss (within a period either side), never unreported. (A place one witness
+            // holds alone is that witness's own lateness.)
+            let shared = seen[0].filter { seen[1].contains($0) }
+            for place in shared {
+                let reported = missed.contains {
+                    UInt64($0.start) <= place.sourceFrame + 256
+                        && place.sourceFrame <= UInt64($0.start + $0.length) + 256
+                }
+                #expect(reported, "not reported: \(place); missed gaps \(missed)")
+            }
+            print(
+                "late play: exit \(result.exitCode), late \(late), missed \(missed.count) gaps, "
+                    + "witness places \(seen[0].count) and \(seen[1].count), shared \(shared.count): \(shared.prefix(6))"
+            )
+        }
+
         @Test("play with no -o goes to the speaker (never the virtual mic's inputs) and plays exactly")
         func playDefaultsToTheSpeaker() throws {
             // The rig's source is `micmon play` with no -o.

@@ -164,6 +164,27 @@ enum PipeWireTakeJudge {
             lastSource: last.source + UInt64(last.count - 1), damages: damages)
     }
 
+    /// One place where a recording of a counter leaves it and comes back: at source frame
+    /// `sourceFrame` (the first one it did not hold in line), `skipped` source frames never
+    /// appeared (negative: repeated) and `inserted` frames of something else (silence) took their
+    /// place.
+    struct Discontinuity: Equatable, CustomStringConvertible {
+        let sourceFrame: UInt64
+        let skipped: Int
+        let inserted: Int
+        var description: String { "at source frame \(sourceFrame): \(skipped) skipped, \(inserted) inserted" }
+    }
+
+    /// The discontinuities between a recording's runs of the counter (runs of 8 frames or more).
+    static func discontinuities(_ runs: [Run]) -> [Discontinuity] {
+        let long = runs.filter { $0.count >= 8 }
+        return zip(long, long.dropFirst()).map { previous, next in
+            let end = previous.source + UInt64(previous.count)
+            return Discontinuity(
+                sourceFrame: end, skipped: Int(Int64(next.source) - Int64(end)), inserted: next.start - previous.end)
+        }
+    }
+
     /// The witness (a float recording) with its runs, to find a source frame in it.
     struct WitnessRecording {
         let samples: [Float]
