@@ -123,7 +123,9 @@ struct CaptureKernel {
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
-                deliveredNothing: timeline.isHolding && inputsHoldNothing(frameCount: frameCount))
+                deliveredNothing: (timeline.isHolding
+                    || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
+                    && inputsHoldNothing(frameCount: frameCount))
             apply(verdict)
             if verdict.discardsCycle {
                 // PipeWire repeated the last position without data: nothing of it is taken.

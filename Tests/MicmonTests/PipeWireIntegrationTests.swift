@@ -196,7 +196,12 @@ extension JackIntegrationTests {
             // 75 where micmon ran late on a loaded machine and said so (judged by the witness).
             #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let witness = try rig.finishWitness()
-            _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
+            let verdict = try Self.expectTruthful(
+                path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
+            // PipeWire's counter jumps at the first cycle of each new quantum (its clock re-based,
+            // for every client): no gap for it.
+            #expect(Self.summaryNumber("server_gap_count", in: result.stdout) == 0, "\(result.stdout.suffix(800))")
+            #expect(verdict.frameCount == 4 * Self.rate)
         }
 
         @Test("a rate change ends the take with its own exit code (78), not 'server went away'")
