@@ -103,6 +103,12 @@ extension JackIntegrationTests {
             return Int(line[range.upperBound...].prefix { $0.isNumber })
         }
 
+        /// The take frames of the last summary's missed gaps (silence micmon placed where it lost
+        /// frames).
+        static func reportedRanges(_ stdout: String) -> [Range<Int>] {
+            gaps("missed_gaps", in: stdout).map { $0.start ..< $0.start + $0.length }
+        }
+
         /// Whether micmon said its take (or, for `monitor`, what it passed on) is damaged: drops,
         /// missed frames or server gaps in its summary.
         static func reportedDamage(_ stdout: String) -> Bool {
@@ -118,7 +124,7 @@ extension JackIntegrationTests {
             _ label: String, sourceLocation: SourceLocation = #_sourceLocation
         ) throws -> PipeWireTakeJudge.Verdict {
             let take = try PipeWireTakeJudge.Recording(path: path)
-            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness, reported: reportedRanges(stdout))
             if let frames { #expect(take.frameCount == frames, "\(label): \(verdict)", sourceLocation: sourceLocation) }
             // A take of silence (nothing connected) or of something else is never judged good,
             // even when the witness is damaged too.
@@ -309,6 +315,11 @@ extension JackIntegrationTests {
             }
         }
 
+        /// How far from the damage it stands for a reported loss may lie: in a burst of late cycles
+        /// under load (load average 16–17 and stress-ng on 2 cores) micmon placed losses one to
+        /// three periods from where the take shows them (docs/platforms.md).
+        static let placementTolerance = 1024
+
         @Test("micmon late on PipeWire (the next period early, then nothing) reports its own loss in place, exit 75")
         func lateWakeUpIsReportedInPlace() throws {
             let rig = try Rig(name: "late")
@@ -329,18 +340,28 @@ extension JackIntegrationTests {
             #expect(missed.count >= late, "\(result.stdout)")
             let witness = try rig.finishWitness()
             let take = try PipeWireTakeJudge.Recording(path: path)
-            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            let verdict = PipeWireTakeJudge.judge(
+                take: take, witness: witness, reported: Self.reportedRanges(result.stdout))
             #expect(take.frameCount == 3 * Self.rate, "\(verdict)")
             #expect(verdict.exactFrames * 2 >= take.frameCount, "\(verdict)")
-            // Every stretch off the counter that the witness does not hold lies in a reported gap
-            // (a stretch reaches 8 frames into the run after it); before, micmon reported none and
-            // each late cycle left the next period one period early and then silence.
+            // Every stretch off the counter that the witness does not hold lies in a reported gap;
+            // before, micmon reported none and each late cycle left the next period one period
+            // early and then silence.
+            // (A stretch reaches 8 frames into the run after it; one the witness holds alike but
+            // for the reported gaps in it is not unexplained.) In a burst of late cycles on a
+            // loaded machine a loss may be placed up to `placementTolerance` from the damage it
+            // stands for; the frames reported are never fewer than the damage holds.
+            let tolerance = Self.placementTolerance
             for damage in verdict.unexplained {
                 let covered = missed.contains {
-                    damage.takeFrames.lowerBound >= $0.start && damage.takeFrames.upperBound <= $0.start + $0.length + 8
+                    damage.takeFrames.lowerBound >= $0.start - tolerance
+                        && damage.takeFrames.upperBound <= $0.start + $0.length + 8 + tolerance
                 }
                 #expect(covered, "not reported: \(damage); missed gaps \(missed); \(verdict)")
             }
+            let damaged = verdict.unexplained.reduce(0) { $0 + max(0, $1.takeFrames.count - 8) }
+            let reported = Self.summaryNumber("frames_missed", in: result.stdout) ?? 0
+            #expect(damaged <= reported, "\(damaged) frames damaged, \(reported) reported: \(verdict)")
         }
 
         @Test("xruns on PipeWire: a client upstream asleep 30 ms every 50 cycles is no xrun there; micmon says so")
