@@ -93,7 +93,6 @@ public struct TruePeakScreen: Sendable, Equatable {
     /// the samples before the block.
     public func bound(_ frames: UnsafePointer<Float>, frameCount: Int, stride: Int, channel: Int) -> Double {
         guard frameCount > 0 else { return 0 }
-        if stride == 1 { return bound(contiguous: frames, frameCount: frameCount) }
         var previous = frames[channel]
         var previousSlope: Float = 0
         var peak = abs(previous)
@@ -112,52 +111,7 @@ public struct TruePeakScreen: Sendable, Equatable {
         }
         // The differences are taken in Float: each is within one rounding of the exact one,
         // which the slack covers together with the library's own rounding.
-        return weighted(peak: peak, slope: slope, curvature: curvature)
-    }
-
-    func weighted(peak: Float, slope: Float, curvature: Float) -> Double {
         let bound = Double(peak) * peakWeight + Double(slope) * slopeWeight + Double(curvature) * curvatureWeight
         return bound * (1 + Self.slack)
-    }
-
-    /// `bound` of a mono buffer, eight samples at a time: the same differences of the same
-    /// samples, and the largest of each (a maximum does not depend on the order it is taken in).
-    func bound(contiguous frames: UnsafePointer<Float>, frameCount: Int) -> Double {
-        typealias Lanes = SIMD8<Float>
-        func magnitude(_ v: Lanes) -> Lanes { pointwiseMax(v, -v) }
-        var peak = abs(frames[0])
-        var slope: Float = 0
-        var curvature: Float = 0
-        if frameCount > 1 {
-            peak = max(peak, abs(frames[1]))
-            slope = abs(frames[1] - frames[0])
-        }
-        var index = 2
-        var peaks = Lanes(repeating: 0)
-        var slopes = Lanes(repeating: 0)
-        var curvatures = Lanes(repeating: 0)
-        let raw = UnsafeRawPointer(frames)
-        let width = MemoryLayout<Float>.stride
-        while index + Lanes.scalarCount <= frameCount {
-            let x = raw.loadUnaligned(fromByteOffset: index * width, as: Lanes.self)
-            let before = raw.loadUnaligned(fromByteOffset: (index - 1) * width, as: Lanes.self)
-            let twoBefore = raw.loadUnaligned(fromByteOffset: (index - 2) * width, as: Lanes.self)
-            let dx = x - before
-            peaks = pointwiseMax(peaks, magnitude(x))
-            slopes = pointwiseMax(slopes, magnitude(dx))
-            curvatures = pointwiseMax(curvatures, magnitude(dx - (before - twoBefore)))
-            index += Lanes.scalarCount
-        }
-        peak = max(peak, peaks.max())
-        slope = max(slope, slopes.max())
-        curvature = max(curvature, curvatures.max())
-        while index < frameCount {
-            let dx = frames[index] - frames[index - 1]
-            peak = max(peak, abs(frames[index]))
-            slope = max(slope, abs(dx))
-            curvature = max(curvature, abs(dx - (frames[index - 1] - frames[index - 2])))
-            index += 1
-        }
-        return weighted(peak: peak, slope: slope, curvature: curvature)
     }
 }

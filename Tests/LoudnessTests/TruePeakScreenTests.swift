@@ -113,22 +113,6 @@ import Testing
         #expect(screen.span == (rate < 96000 ? 13 : 25))
     }
 
-    /// A mono buffer's bound (taken eight samples at a time) equals the one taken sample by
-    /// sample over the same samples interleaved with another channel, at every length.
-    @Test func theMonoBoundEqualsTheInterleavedOne() {
-        let screen = TruePeakScreen(sampleRate: 48000)
-        for (name, samples) in Self.programmes(channels: 1, rate: 48000) {
-            for length in [1, 2, 3, 9, 10, 17, 1036, 1037] {
-                let mono = Array(samples[20000 ..< 20000 + length])
-                var interleaved = [Float](repeating: 0.5, count: 2 * length)
-                for frame in 0 ..< length { interleaved[2 * frame] = mono[frame] }
-                let contiguous = screen.bound(mono, frameCount: length, stride: 1, channel: 0)
-                let strided = screen.bound(interleaved, frameCount: length, stride: 2, channel: 0)
-                #expect(contiguous == strided, "\(name), \(length) frames")
-            }
-        }
-    }
-
     @Test func aSmoothProgrammeIsMostlyScreenedOut() throws {
         let rate = 48000
         let samples = Self.programmes(channels: 1, rate: rate)[1].1
