@@ -58,6 +58,7 @@ let package = Package(
             name: "MicmonBench",
             dependencies: [
                 "Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform", "Loudness",
+                "CEbur128",
             ],
             path: "Benchmarks/MicmonBench"),
 

@@ -14,13 +14,19 @@ struct Options {
     /// A record round in which the host stole more than this share of the processors during a
     /// take is taken again (at most `rounds` retakes in a run); 100 turns retakes off.
     var maxStealPercent = 2.0
+    /// The file the report-floor section reads, and how many times.
+    var reportFile: String?
+    var reportRepeats = 3
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
+    /// Sections run only when named in --only (they need an argument).
+    static let namedSections: Set<String> = ["report-floor"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
                             [--ring-blocks N] [--micmon PATH]
                             [--only ring,meters,denoise,loudness,record,scaling,rotation] [--max-steal P]
+                            [--only report-floor --report-file FILE [--report-repeats N]]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
@@ -40,6 +46,10 @@ struct Options {
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles
                            and say more about the host than about the programs
+          --report-file FILE  the file of the report-floor section (named only with --only):
+                           libebur128 alone on FILE, integrated loudness and LRA per channel,
+                           the least any libebur128-based `micmon report` of it can cost
+          --report-repeats N  passes over FILE (default 3); the CPU time of each is reported
 
         Build micmon first: swift build -c release --product micmon
         Exit status: 0 when every run succeeded (targets missed or not: a missed target is
@@ -84,12 +94,20 @@ struct Options {
                         throw UsageError(text: "--max-steal takes 0…100 (percent)")
                     }
                     options.maxStealPercent = p
+                case "--report-file":
+                    options.reportFile = try value()
+                case "--report-repeats":
+                    guard let n = Int(try value()), n >= 1, n <= 100 else {
+                        throw UsageError(text: "--report-repeats takes 1…100")
+                    }
+                    options.reportRepeats = n
                 case "--micmon":
                     options.micmonPath = try value()
                 case "--only":
                     let names = Set(try value().split(separator: ",").map(String.init))
-                    guard !names.isEmpty, names.isSubset(of: allSections) else {
-                        throw UsageError(text: "--only takes a list of \(allSections.sorted().joined(separator: ","))")
+                    let known = allSections.union(namedSections)
+                    guard !names.isEmpty, names.isSubset(of: known) else {
+                        throw UsageError(text: "--only takes a list of \(known.sorted().joined(separator: ","))")
                     }
                     options.sections = names
                 case "-h", "--help":
@@ -98,6 +116,9 @@ struct Options {
                     throw UsageError(text: "unknown argument \(argument)")
                 }
                 index += 1
+            }
+            if options.sections.contains("report-floor") && options.reportFile == nil {
+                throw UsageError(text: "the report-floor section needs --report-file FILE")
             }
         } catch {
             return .failure(error)

@@ -86,6 +86,7 @@ struct Report: Codable {
     var meters: [MeterBench.Result] = []
     var denoise: [DenoiseBench.Result] = []
     var loudness: LoudnessBench.Result?
+    var reportFloor: ReportFloorBench.Result?
     var runs: [ProcessBench.Run] = []
     /// The scaling section's configurations, the servers it ran on, and its plot's points.
     var scalingPlan: [ScalingConfiguration] = []

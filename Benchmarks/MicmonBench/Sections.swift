@@ -101,6 +101,27 @@ extension Report {
                 unit: "ms", digits: 2))
     }
 
+    mutating func addReportFloor(_ result: ReportFloorBench.Result) {
+        if let failure = result.failure {
+            failures.append(failure)
+            return
+        }
+        let section =
+            "Report floor (issue 20): libebur128 alone, integrated + LRA per channel, on \(result.path) (\(fixed(result.seconds, 1)) s, \(result.channels) ch), \(result.cpuSeconds.count) passes"
+        figures.append(.measured(section, "CPU (user + sys) per pass", result.cpuSeconds, unit: "s", digits: 3))
+        figures.append(
+            .measured(
+                section, "CPU per hour of audio", result.cpuSeconds.map { $0 * 3600 / max(result.seconds, 1e-9) },
+                unit: "s", digits: 3))
+        for (index, integrated) in result.integratedLUFS.enumerated() {
+            let range = index < result.loudnessRangeLU.count ? result.loudnessRangeLU[index] : .nan
+            figures.append(
+                .verdict(
+                    section, "ch\(index + 1): integrated, LRA",
+                    "\(fixed(integrated, 2)) LUFS, \(fixed(range, 2)) LU"))
+        }
+    }
+
     /// micmon `record` plain (A) and with `--pre-roll 10 --split 10s` (R), side by side: CPU,
     /// context switches, drops, bit-exactness (R's files concatenated).
     mutating func addRotation(seconds: Double, rounds: Int) {

@@ -73,6 +73,13 @@ if options.sections.contains("loudness") {
     report.addLoudness(result)
 }
 
+if options.sections.contains("report-floor"), let path = options.reportFile {
+    progress("report-floor: \(path) × \(options.reportRepeats)")
+    let result = ReportFloorBench.run(path: path, repeats: options.reportRepeats)
+    report.reportFloor = result
+    report.addReportFloor(result)
+}
+
 let scalingSeconds = max(1, (options.seconds / 3).rounded())
 if !options.sections.isDisjoint(with: ["record", "rotation"]) {
     runProcessSections()

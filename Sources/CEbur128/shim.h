@@ -7,3 +7,7 @@
 // libebur128's interpolator coefficients with the functions the library itself uses.
 static inline double micmon_ebur128_sin(double x) { return sin(x); }
 static inline double micmon_ebur128_cos(double x) { return cos(x); }
+
+// libm's exponential for Loudness: the short-term screen turns libebur128's momentary loudness
+// back into the mean energy it was computed from.
+static inline double micmon_ebur128_exp(double x) { return exp(x); }

@@ -62,42 +62,75 @@ public struct SignalStatistics: Sendable, Equatable {
     /// Adds `count` samples of this channel, `stride` floats apart (1 for a mono buffer, the
     /// channel count for interleaved frames).
     public mutating func add(_ samples: UnsafePointer<Float>, count: Int, stride: Int = 1) {
-        var i = 0
+        var done = 0
         var index = 0
-        while i < count {
+        while done < count {
+            // A run ends where a noise block or an envelope point closes; inside it the sums are
+            // the same additions in the same order, held in locals.
+            var run = min(count - done, noiseBlockFrames - blockFill)
+            if envelopeFrames > 0 { run = min(run, envelopeFrames - pointFill) }
+            var peak = samplePeak
+            var squares = sumSquares
+            var total = sum
+            var block = blockSquares
+            var inClip = isInClip
+            var point = 0
+            while point < run {
+                var x = Double(samples[index])
+                index += stride
+                if !x.isFinite {
+                    nonFiniteCount += 1
+                    x = 0
+                }
+                let magnitude = abs(x)
+                if magnitude > peak { peak = magnitude }
+                if magnitude >= fullScale {
+                    clipSamples += 1
+                    if !inClip { noteClip(at: frames + UInt64(point)) }
+                    inClip = true
+                } else {
+                    inClip = false
+                }
+                let square = x * x
+                squares += square
+                total += x
+                block += square
+                point += 1
+            }
+            if envelopeFrames > 0 { addToEnvelopePoint(samples + (index - run * stride), count: run, stride: stride) }
+            samplePeak = peak
+            sumSquares = squares
+            sum = total
+            blockSquares = block
+            isInClip = inClip
+            frames += UInt64(run)
+            blockFill += run
+            done += run
+            if blockFill == noiseBlockFrames { closeNoiseBlock() }
+            if envelopeFrames > 0 && pointFill == envelopeFrames { closeEnvelopePoint() }
+        }
+    }
+
+    private mutating func noteClip(at frame: UInt64) {
+        clipCount += 1
+        if clipStarts.count < Self.clipListLimit { clipStarts.append(frame) }
+    }
+
+    /// The envelope point's peak and sum of squares over `count` samples of a run (non-finite as 0).
+    private mutating func addToEnvelopePoint(_ samples: UnsafePointer<Float>, count: Int, stride: Int) {
+        var peak = pointPeak
+        var squares = pointSquares
+        var index = 0
+        for _ in 0 ..< count {
             var x = Double(samples[index])
             index += stride
-            i += 1
-            if !x.isFinite {
-                nonFiniteCount += 1
-                x = 0
-            }
-            let magnitude = abs(x)
-            if magnitude > samplePeak { samplePeak = magnitude }
-            if magnitude >= fullScale {
-                clipSamples += 1
-                if !isInClip {
-                    isInClip = true
-                    clipCount += 1
-                    if clipStarts.count < Self.clipListLimit { clipStarts.append(frames) }
-                }
-            } else {
-                isInClip = false
-            }
-            let square = x * x
-            sumSquares += square
-            sum += x
-            frames += 1
-            blockSquares += square
-            blockFill += 1
-            if blockFill == noiseBlockFrames { closeNoiseBlock() }
-            if envelopeFrames > 0 {
-                if magnitude > pointPeak { pointPeak = magnitude }
-                pointSquares += square
-                pointFill += 1
-                if pointFill == envelopeFrames { closeEnvelopePoint() }
-            }
+            if !x.isFinite { x = 0 }
+            if abs(x) > peak { peak = abs(x) }
+            squares += x * x
         }
+        pointPeak = peak
+        pointSquares = squares
+        pointFill += count
     }
 
     private mutating func closeNoiseBlock() {

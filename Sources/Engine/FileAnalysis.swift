@@ -52,7 +52,7 @@ public enum FileAnalysis {
         do {
             analyzer = try TakeAnalyzer(
                 channelNames: names, sampleRate: reader.sampleRate, mode: mode, keepsEnvelope: keepsEnvelope,
-                fullScale: reader.encoding.map(fullScale(of:)) ?? 1)
+                fullScale: reader.encoding.map(fullScale(of:)) ?? 1, tracksCorrelationNow: false)
         } catch {
             throw .loudness(error)
         }
@@ -64,6 +64,12 @@ public enum FileAnalysis {
             if frames <= 0 { break }
             try buffer.withUnsafeBufferPointer { (samples) throws(FileAnalysisError) in
                 let base = samples.baseAddress!
+                do throws(LoudnessError) { try analyzer.add(base, frameCount: frames) } catch {
+                    throw .loudness(error)
+                }
+                // The analyzer counts non-finite samples as it reads them: a file holding one is
+                // refused, at the first (the blocks before had none).
+                guard analyzer.nonFiniteSamples > 0 else { return }
                 var index = 0
                 while index < frames * channels {
                     if !base[index].isFinite {
@@ -71,9 +77,6 @@ public enum FileAnalysis {
                             path: path, frame: position + UInt64(index / channels), channel: index % channels)
                     }
                     index += 1
-                }
-                do throws(LoudnessError) { try analyzer.add(base, frameCount: frames) } catch {
-                    throw .loudness(error)
                 }
             }
             position += UInt64(frames)

@@ -39,6 +39,8 @@ public final class TakeAnalyzer {
     public let envelopeFrames: Int
     private var meters: [LoudnessMeter] = []
     private var programmes: [ProgrammeLoudness] = []
+    /// Per programme: which hops could raise its highest short-term loudness.
+    private var shortTermScreens: [ShortTermScreen] = []
     private var statistics: [SignalStatistics]
     private var correlation: CorrelationMeter?
     private var frames: UInt64 = 0
@@ -51,14 +53,17 @@ public final class TakeAnalyzer {
     /// - Parameters:
     ///   - keepsEnvelope: keep level and short-term envelopes for a picture.
     ///   - fullScale: the magnitude that counts as a clip (`SignalStatistics.fullScale(integerBits:)`).
+    ///   - tracksCorrelationNow: follow the correlation of the last 300 ms (the live display's);
+    ///     false keeps only the take-wide value (a file's report shows no other).
     public init(
         channelNames: [String], sampleRate: Int, mode: LoudnessMode = .perChannel, keepsEnvelope: Bool = false,
-        fullScale: Double = 1
+        fullScale: Double = 1, tracksCorrelationNow: Bool = true
     ) throws(LoudnessError) {
         precondition(!channelNames.isEmpty && sampleRate > 0)
         self.channelNames = channelNames
         self.sampleRate = sampleRate
         self.mode = mode
+        self.tracksCorrelationNow = tracksCorrelationNow
         // The envelope points fall on libebur128's 100 ms block hops, so the short-term readings
         // kept there are the ones it computes.
         let pointFrames = Int((Double(sampleRate) * Self.envelopeSeconds).rounded())
@@ -74,6 +79,7 @@ public final class TakeAnalyzer {
             meters.append(try LoudnessMeter(roles: programme.roles, sampleRate: sampleRate))
             let name = programme.channels.count == 1 ? channelNames[programme.channels[0]] : "stereo"
             programmes.append(ProgrammeLoudness(name: name, channels: programme.channels))
+            shortTermScreens.append(ShortTermScreen())
             widest = max(widest, programme.channels.count)
         }
         scratch = Array(repeating: 0, count: Self.chunkFrames * widest)
@@ -81,10 +87,13 @@ public final class TakeAnalyzer {
 
     /// Frames per 100 ms (the block hop at which the maxima are read).
     private let hopFrames: Int
+    private let tracksCorrelationNow: Bool
 
     public var channelCount: Int { channelNames.count }
     /// Frames analysed so far.
     public var framesAnalysed: UInt64 { frames }
+    /// NaN and ±∞ samples seen so far, over all channels (each analysed as 0).
+    public var nonFiniteSamples: UInt64 { statistics.reduce(0) { $0 + $1.nonFiniteCount } }
 
     /// Adds `frameCount` interleaved frames (`channelCount` floats each).
     public func add(_ interleaved: UnsafePointer<Float>, frameCount: Int) throws(LoudnessError) {
@@ -103,7 +112,11 @@ public final class TakeAnalyzer {
         for channel in 0 ..< stride {
             statistics[channel].add(block + channel, count: frameCount, stride: stride)
         }
-        correlation?.add(block, block + 1, count: frameCount, stride: stride)
+        if tracksCorrelationNow {
+            correlation?.add(block, block + 1, count: frameCount, stride: stride)
+        } else {
+            correlation?.addTotals(block, block + 1, count: frameCount, stride: stride)
+        }
         for (index, meter) in meters.enumerated() {
             let channels = programmes[index].channels
             let width = channels.count
@@ -123,14 +136,20 @@ public final class TakeAnalyzer {
         frames += UInt64(frameCount)
     }
 
-    /// At each 100 ms hop: the maxima, and the short-term envelope point when one is kept.
+    /// At each 100 ms hop: the maxima, and the short-term envelope point when one is kept. The
+    /// 3 s sum behind a short-term reading is read only where the momentary readings leave room
+    /// for a new maximum (`ShortTermScreen`), or for the envelope.
     private func noteHop() {
         for (index, meter) in meters.enumerated() {
             let momentary = meter.momentaryLUFS
-            let shortTerm = meter.shortTermLUFS
+            shortTermScreens[index].noteMomentary(momentary)
             if momentary > programmes[index].maxMomentaryLUFS { programmes[index].maxMomentaryLUFS = momentary }
             // Short-term readings count once 3 s of audio are in (before, the window is not full).
-            if frames >= 30 * UInt64(hopFrames), shortTerm > programmes[index].maxShortTermLUFS {
+            let counts = frames >= 30 * UInt64(hopFrames)
+            let couldRise = counts && shortTermScreens[index].couldExceed(programmes[index].maxShortTermLUFS)
+            guard couldRise || envelopeFrames > 0 else { continue }
+            let shortTerm = meter.shortTermLUFS
+            if couldRise, shortTerm > programmes[index].maxShortTermLUFS {
                 programmes[index].maxShortTermLUFS = shortTerm
             }
             if envelopeFrames > 0 { programmes[index].shortTermEnvelope.append(Float(shortTerm)) }
@@ -174,7 +193,8 @@ public final class TakeAnalyzer {
         }
         return TakeAnalysisResult(
             sampleRate: sampleRate, frames: frames, channels: channels, programmes: list,
-            loudnessMode: mode.rawValue, correlation: correlation?.overall, correlationNow: correlation?.value,
+            loudnessMode: mode.rawValue, correlation: correlation?.overall,
+            correlationNow: tracksCorrelationNow ? correlation?.value : nil,
             envelopeSeconds: envelopeFrames > 0 ? Double(envelopeFrames) / Double(sampleRate) : 0)
     }
 }
