@@ -16,11 +16,14 @@ struct Options {
     var maxStealPercent = 2.0
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
+    /// Sections that run only when named (`--only`): `soak`, a long take by hand.
+    static let namedSections: Set<String> = ["soak"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
                             [--ring-blocks N] [--micmon PATH]
-                            [--only ring,meters,denoise,loudness,record,scaling,rotation] [--max-steal P]
+                            [--only ring,meters,denoise,loudness,record,scaling,rotation,soak]
+                            [--max-steal P]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
                            the scaling takes last S/3)
@@ -35,7 +38,8 @@ struct Options {
                            which missed
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)
-          --only LIST      run only these sections
+          --only LIST      run only these sections (soak runs only when named: one take of
+                           S seconds of 64 channels under nice stress-ng --hdd 1, by hand)
           --max-steal P    take a record round again when the hypervisor stole more than P %
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles
@@ -88,8 +92,9 @@ struct Options {
                     options.micmonPath = try value()
                 case "--only":
                     let names = Set(try value().split(separator: ",").map(String.init))
-                    guard !names.isEmpty, names.isSubset(of: allSections) else {
-                        throw UsageError(text: "--only takes a list of \(allSections.sorted().joined(separator: ","))")
+                    let known = allSections.union(namedSections)
+                    guard !names.isEmpty, names.isSubset(of: known) else {
+                        throw UsageError(text: "--only takes a list of \(known.sorted().joined(separator: ","))")
                     }
                     options.sections = names
                 case "-h", "--help":
