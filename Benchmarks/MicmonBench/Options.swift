@@ -19,13 +19,15 @@ struct Options {
     var reportRepeats = 3
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
-    /// Sections run only when named in --only (they need an argument).
-    static let namedSections: Set<String> = ["report-floor"]
+    /// Sections run only when named in --only: `report-floor` (needs --report-file) and `soak`, a long
+    /// take by hand.
+    static let namedSections: Set<String> = ["report-floor", "soak"]
 
     static let usage = """
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
                             [--ring-blocks N] [--micmon PATH]
-                            [--only ring,meters,denoise,loudness,record,scaling,rotation] [--max-steal P]
+                            [--only ring,meters,denoise,loudness,record,scaling,rotation,soak]
+                            [--max-steal P]
                             [--only report-floor --report-file FILE [--report-repeats N]]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
@@ -41,7 +43,8 @@ struct Options {
                            which missed
           --ring-blocks N  blocks per ring run (default 2000000)
           --micmon PATH    the micmon executable (default: next to micmon-bench)
-          --only LIST      run only these sections
+          --only LIST      run only these sections (soak runs only when named: one take of
+                           S seconds of 64 channels under nice stress-ng --hdd 1, by hand)
           --max-steal P    take a record round again when the hypervisor stole more than P %
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles

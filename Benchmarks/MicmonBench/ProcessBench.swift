@@ -12,6 +12,13 @@ final class ProcessBench {
         case micmon
         case jackCapture = "jack_capture"
         case bare = "jack_meter"
+        /// micmon with `--loudness-mode off` (no analysis thread): the scaling section only.
+        case micmonOff = "micmon-off"
+
+        /// The record section's programs, in its A B C order.
+        static let recordSection: [Program] = [.micmon, .jackCapture, .bare]
+        /// Whether this is micmon (with or without the analysis thread).
+        var isMicmon: Bool { self == .micmon || self == .micmonOff }
     }
 
     /// What a run is for: only `comparison` and `scaling` runs are counted. A comparison round
@@ -21,6 +28,8 @@ final class ProcessBench {
         case comparison, scaling, disturbed
         /// micmon plain and with `ProcessBench.rotationArguments`, side by side.
         case rotation
+        /// The soak section's one long take.
+        case soak
     }
 
     /// What a rotating take adds to `record` (the bench's rotation section).
@@ -91,9 +100,11 @@ final class ProcessBench {
     /// The command line of `program` recording `ports` (a file is needed for micmon/jack_capture).
     func arguments(_ program: Program, ports: [String], seconds: Double, file: String) -> [String] {
         switch program {
-        case .micmon:
+        case .micmon, .micmonOff:
+            // --bits float: 32-bit float WAV, what jack_capture writes by default (like with like).
             return [micmonPath, "record", file, "-s", server.name] + ports.flatMap { ["-p", $0] }
                 + ["--duration", format(seconds), "--bits", "float"]
+                + (program == .micmonOff ? ["--loudness-mode", "off"] : [])
         case .jackCapture:
             // -d: stop after S seconds (and no stdin); -ns: never read stdin anyway; -dc: no
             // console meter or buffer display (its cheapest way to record); float is its default.
@@ -131,7 +142,11 @@ final class ProcessBench {
             }
         }
         defer {
-            for path in files() { unlink(path) }
+            // Each file and its sidecar (FILE.json), so the next take of the same name starts afresh.
+            for path in files() {
+                unlink(path)
+                unlink(path + ".json")
+            }
             unlink(output)
         }
         let stealBefore = HostSteal.now()
@@ -156,11 +171,15 @@ final class ProcessBench {
                     run.failure = "\(program.rawValue) did not stop on SIGINT (\(ended.0.text))"
                 }
             }
-        } else if let done = child.wait(timeout: seconds + 20) {
+        } else if let done = child.wait(timeout: seconds + max(20, seconds / 10)) {
+            // A long take on a loaded host may run behind the wall clock (late driver cycles)
+            // and take a while to close: a tenth of its length more, at least 20 s.
             ended = done
         } else {
-            ended = child.stop(SIGTERM, grace: 5)
-            run.failure = "\(program.rawValue) did not finish within \(format(seconds + 20)) s"
+            ended = child.stop(SIGTERM, grace: 30)
+            run.failure =
+                "\(program.rawValue) did not finish within \(format(seconds + max(20, seconds / 10))) s: "
+                + lastLines(output)
         }
         run.end = ended.0.text
         run.usage = ended.1
@@ -168,7 +187,7 @@ final class ProcessBench {
 
         let text = readText(output)
         switch program {
-        case .micmon:
+        case .micmon, .micmonOff:
             run.dropped = number(after: "dropped:", in: text)
             // The summary line: "server gaps: 2, 64 frames (the whole graph lost them: …)". Frames
             // the server ran without micmon ("missed:") are in "dropped:".
@@ -262,41 +281,51 @@ final class ProcessBench {
     /// Reads an N-channel take and checks it bit for bit: channel k of a take of the source's
     /// ports against `SignalSource.value(channel: k, …)` from the frame the first two channels
     /// match at; a take of the driver's capture ports (the dummy driver's silence) against zeros.
+    /// Read in blocks of 65536 frames, so a take of any length fits in memory.
     private func checkChannels(_ path: String, ports: [String], expectedFrames: Int) throws(SoundFileError)
         -> TakeCheck
     {
         let reader = try SoundFileReader(path: path)
-        let samples = reader.readAllFloats()
         let channels = reader.channelCount
-        let frames = channels > 0 ? samples.count / channels : 0
         let isFloat = reader.encoding == .float && channels == ports.count
-        var start: UInt64?
         let silent = ports.allSatisfy { $0.hasPrefix("system:") }
-        if silent {
-            start = 0
-        } else if isFloat && channels >= 2 {
-            var pair = [Float](repeating: 0, count: frames * 2)
-            for i in 0 ..< frames {
-                pair[2 * i] = samples[i * channels]
-                pair[2 * i + 1] = samples[i * channels + 1]
-            }
-            start = pair.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }.startFrame
-        }
+        let blockFrames = 65536
+        var block = [Float](repeating: 0, count: blockFrames * max(channels, 1))
+        var start: UInt64?
+        var frames = 0
         var mismatched = 0
         var first: Int?
-        if let start, isFloat {
-            for i in 0 ..< frames {
+        while isFloat {
+            let count = block.withUnsafeMutableBufferPointer { reader.read(into: $0) }
+            if count == 0 { break }
+            if start == nil {
+                if silent {
+                    start = 0
+                } else if channels >= 2 {
+                    var pair = [Float](repeating: 0, count: count * 2)
+                    for i in 0 ..< count {
+                        pair[2 * i] = block[i * channels]
+                        pair[2 * i + 1] = block[i * channels + 1]
+                    }
+                    start = pair.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) }.startFrame
+                }
+                guard start != nil else { break }
+            }
+            let origin = start! &+ UInt64(frames)
+            for i in 0 ..< count {
                 var same = true
                 for k in 0 ..< channels {
-                    let expected = silent ? 0 : SignalSource.value(channel: k, frame: start + UInt64(i))
-                    if samples[i * channels + k].bitPattern != expected.bitPattern { same = false }
+                    let expected = silent ? 0 : SignalSource.value(channel: k, frame: origin + UInt64(i))
+                    if block[i * channels + k].bitPattern != expected.bitPattern { same = false }
                 }
                 if !same {
                     mismatched += 1
-                    if first == nil { first = i }
+                    if first == nil { first = frames + i }
                 }
             }
+            frames += count
         }
+        if start == nil { frames = Int(reader.frameCount) }
         return TakeCheck(
             frames: frames, expectedFrames: expectedFrames, isFloat: isFloat, startFrame: start,
             mismatchedFrames: start == nil ? frames : mismatched, firstMismatch: first, silentMismatches: 0,

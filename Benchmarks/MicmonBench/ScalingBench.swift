@@ -88,12 +88,14 @@ enum ScalingBench {
             for count in configuration.channelCounts {
                 let ports = Array(source.portNames.prefix(count))
                 takes.append((.micmon, ports, "source"))
+                takes.append((.micmonOff, ports, "source"))
                 takes.append((.jackCapture, ports, "source"))
             }
             takes.append((.bare, [source.portNames[0]], "source"))
             if configuration.recordsDriverPorts {
                 let ports = ["system:capture_1", "system:capture_2"]
                 takes.append((.micmon, ports, "driver"))
+                takes.append((.micmonOff, ports, "driver"))
                 takes.append((.jackCapture, ports, "driver"))
             }
             // Not counted: each program once, so the first counted take is not the first to load it.
@@ -134,6 +136,85 @@ enum ScalingBench {
     }
 }
 
+extension ScalingBench {
+    /// One long take of `channels` channels of the source at 48 kHz / 32 frames, micmon's
+    /// default analysis, under `nice -n 19 stress-ng --hdd 1 --temp-path DIR` (DIR its own, in
+    /// `directory`); the table gets its CPU, drops, exactness and the server's xruns. Main thread.
+    @MainActor
+    static func soak(
+        channels: Int, seconds: Double, micmonPath: String, directory: String, report: inout Report,
+        progress: (String) -> Void
+    ) {
+        let section = "Soak: \(channels) channels at 48 kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
+        let server: BenchServer
+        do {
+            server = try BenchServer(
+                name: "micmon-bench-\(getpid())-k", sampleRate: 48000, periodFrames: 32, captureChannels: 2,
+                playbackChannels: 2, logPath: directory + "/jackd-soak.log")
+        } catch {
+            report.failures.append("soak: \(error.description)")
+            return
+        }
+        defer { server.stop() }
+        let source: SignalSource
+        do {
+            source = try SignalSource(
+                serverName: server.name, clientName: "micmon-bench-src", channelCount: channels)
+        } catch {
+            report.failures.append("soak: the signal source did not start: \(error)")
+            return
+        }
+        defer { withExtendedLifetime(source) {} }
+        let stressFolder = directory + "/stress"
+        mkdir(stressFolder, 0o755)
+        // setpriv --pdeathsig: stress-ng ends with the bench, however the bench ends.
+        let stress = try? Child(
+            [
+                "setpriv", "--pdeathsig", "TERM", "nice", "-n", "19", "stress-ng", "--hdd", "1", "--temp-path",
+                stressFolder, "--quiet",
+            ], stdout: directory + "/stress.out", stderr: directory + "/stress.out")
+        if stress == nil { report.failures.append("soak: stress-ng did not start (Debian: stress-ng)") }
+        let bench = ProcessBench(
+            server: server, sourcePorts: Array(source.portNames.prefix(2)), micmonPath: micmonPath,
+            directory: directory)
+        progress("soak: \(channels) ch for \(format(seconds)) s under stress-ng --hdd 1")
+        var run = bench.run(.micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
+        stress?.stop(SIGTERM, grace: 10)
+        run.sampleRate = 48000
+        run.periodFrames = 32
+        run.ports = "source"
+        report.runs.append(run)
+        if let failure = run.failure { report.failures.append("soak: \(failure)") }
+        let periods = seconds * 48000 / 32
+        figures(into: &report, section: section, run: run, periods: periods)
+    }
+
+    private static func figures(into report: inout Report, section: String, run: ProcessBench.Run, periods: Double) {
+        report.figures.append(
+            .measured(
+                section, "micmon CPU per period", run.fullUsage.map { [$0.cpuSeconds / periods * 1e6] } ?? [],
+                unit: "µs", digits: 2))
+        report.figures.append(
+            .measured(
+                section, "frames dropped", run.dropped.map { [Double($0)] } ?? [], unit: "frames", digits: 0,
+                threshold: report.threshold("scaling_frames_dropped")))
+        report.figures.append(
+            .measured(section, "server xruns seen", run.xruns.map { [Double($0)] } ?? [], unit: "xruns", digits: 0))
+        report.figures.append(
+            .measured(
+                section, "server gaps (graph-wide, not drops)", run.droppedByServer.map { [Double($0)] } ?? [],
+                unit: "frames", digits: 0))
+        let exact = run.take?.bitExact == true
+        report.figures.append(
+            .verdict(
+                section, "bit-exact on every channel",
+                exact
+                    ? "yes" : "no" + (run.take.map { " (\($0.mismatchedFrames) of \($0.frames) frames differ)" } ?? ""),
+                met: exact))
+        report.addThreadFigures(section, "micmon", [run], periods: { _ in periods })
+    }
+}
+
 extension Report {
     /// The scaling runs of one configuration, program, channel count and kind of port.
     func scalingRuns(
@@ -146,16 +227,23 @@ extension Report {
         }
     }
 
-    /// Table figures for each configuration: CPU per period of the three programs, the ratios of
-    /// medians and round by round, private memory, bit-exactness and drops; and `scaling`, the
-    /// points of the plot.
+    /// Table figures for each configuration: CPU per period of the programs (micmon with its
+    /// analysis thread, A, and with `--loudness-mode off`, O), the ratios of medians and round by
+    /// round, CPU per period of each thread role, private memory, bit-exactness and drops; and
+    /// `scaling`, the points of the plot. The targets are held by O: jack_capture computes no
+    /// loudness, so O is the like-for-like recorder; A's figures are reported beside it.
     mutating func addScalingSections(plan: [ScalingConfiguration]) {
         scaling = []
+        let micmons: [(ProcessBench.Program, String)] = [
+            (.micmon, "A micmon"), (.micmonOff, "O micmon --loudness-mode off"),
+        ]
         for configuration in plan {
             let section =
-                "Scaling \(configuration.title): micmon (A) vs jack_capture (B, same ports) vs bare (C, 1 port)"
+                "Scaling \(configuration.title): micmon (A; O with --loudness-mode off) vs jack_capture (B, same ports) "
+                + "vs bare (C, 1 port)"
             let rate = configuration.sampleRate
             let frames = configuration.periodFrames
+            let isMain = rate == 48000 && frames == 32
             func costs(_ runs: [ProcessBench.Run]) -> [Double] {
                 runs.compactMap { $0.microsecondsPerPeriod(periodFrames: frames, sampleRate: rate) }
             }
@@ -168,6 +256,7 @@ extension Report {
                         other?.microsecondsPerPeriod(periodFrames: frames, sampleRate: rate))
                 }
             }
+            let periods = { (run: ProcessBench.Run) in run.seconds * Double(rate) / Double(frames) }
             let bareRuns = scalingRuns(configuration, .bare, channels: nil, ports: "source")
             let bare = costs(bareRuns)
             figures.append(
@@ -178,59 +267,67 @@ extension Report {
                         program: .bare, sampleRate: rate, periodFrames: frames, channels: 1, ports: "source",
                         microsecondsPerPeriod: spread))
             }
-            var micmonMedians: [(Double, Double)] = []
+            var micmonMedians: [ProcessBench.Program: [(Double, Double)]] = [:]
             var kinds = configuration.channelCounts.map { ($0, "source") }
             if configuration.recordsDriverPorts { kinds.append((2, "driver")) }
             for (count, kind) in kinds {
                 let label = kind == "driver" ? "2 ch, driver's capture ports" : "\(count) ch"
-                let micmonRuns = scalingRuns(configuration, .micmon, channels: count, ports: kind)
+                let keyTail = kind == "driver" ? "driver_ports" : "\(count)"
                 let captureRuns = scalingRuns(configuration, .jackCapture, channels: count, ports: kind)
-                let micmon = costs(micmonRuns)
                 let capture = costs(captureRuns)
-                figures.append(.measured(section, "\(label): A micmon CPU per period", micmon, unit: "µs", digits: 2))
                 figures.append(
                     .measured(section, "\(label): B jack_capture CPU per period", capture, unit: "µs", digits: 2))
-                let keyTail = kind == "driver" ? "driver_ports" : "\(count)"
-                let isMain = rate == 48000 && frames == 32
-                figures.append(
-                    .ratio(
-                        section, "\(label): A / B", ratio(Spread(micmon)?.median, Spread(capture)?.median),
-                        threshold: isMain ? threshold("scaling_vs_jack_capture_\(keyTail)") : nil))
-                figures.append(
-                    .measured(
-                        section, "\(label): A / B round by round", roundRatios(micmonRuns, captureRuns), unit: "×",
-                        digits: 2))
-                if kind == "source" {
+                for (program, name) in micmons {
+                    let letter = String(name.prefix(1))
+                    let runs = scalingRuns(configuration, program, channels: count, ports: kind)
+                    let cost = costs(runs)
+                    // The targets are the like-for-like recorder's: micmon without the analysis.
+                    let holdsTargets = isMain && program == .micmonOff
+                    figures.append(.measured(section, "\(label): \(name) CPU per period", cost, unit: "µs", digits: 2))
                     figures.append(
                         .ratio(
-                            section, "\(label): A / C", ratio(Spread(micmon)?.median, Spread(bare)?.median),
-                            threshold: isMain ? threshold("scaling_vs_bare_\(count)") : nil))
+                            section, "\(label): \(letter) / B", ratio(Spread(cost)?.median, Spread(capture)?.median),
+                            threshold: holdsTargets ? threshold("scaling_vs_jack_capture_\(keyTail)") : nil))
                     figures.append(
                         .measured(
-                            section, "\(label): A / C round by round", roundRatios(micmonRuns, bareRuns), unit: "×",
-                            digits: 2))
+                            section, "\(label): \(letter) / B round by round", roundRatios(runs, captureRuns),
+                            unit: "×", digits: 2))
+                    if kind == "source" {
+                        figures.append(
+                            .ratio(
+                                section, "\(label): \(letter) / C", ratio(Spread(cost)?.median, Spread(bare)?.median),
+                                threshold: holdsTargets ? threshold("scaling_vs_bare_\(count)") : nil))
+                        figures.append(
+                            .measured(
+                                section, "\(label): \(letter) / C round by round", roundRatios(runs, bareRuns),
+                                unit: "×", digits: 2))
+                        if let median = Spread(cost)?.median {
+                            micmonMedians[program, default: []].append((Double(count), median))
+                        }
+                    }
+                    figures.append(
+                        .measured(
+                            section, "\(label): \(letter) vol. ctx switches / period",
+                            runs.compactMap { run in run.fullUsage.map { Double($0.voluntarySwitches) / periods(run) }
+                            },
+                            unit: "", digits: 3))
+                    figures.append(
+                        .measured(
+                            section, "\(label): \(letter) private memory",
+                            runs.compactMap(\.fullUsage?.peakPrivateMegabytes), unit: "MB", digits: 1))
+                    addThreadFigures(section, "\(label): \(letter)", runs, periods: periods)
                 }
-                let periods = { (run: ProcessBench.Run) in run.seconds * Double(rate) / Double(frames) }
-                figures.append(
-                    .measured(
-                        section, "\(label): A micmon vol. ctx switches / period",
-                        micmonRuns.compactMap { run in run.fullUsage.map { Double($0.voluntarySwitches) / periods(run) }
-                        },
-                        unit: "", digits: 3))
-                figures.append(
-                    .measured(
-                        section, "\(label): A micmon private memory",
-                        micmonRuns.compactMap(\.fullUsage?.peakPrivateMegabytes), unit: "MB", digits: 1))
                 figures.append(
                     .measured(
                         section, "\(label): B jack_capture private memory",
                         captureRuns.compactMap(\.fullUsage?.peakPrivateMegabytes), unit: "MB", digits: 1))
-                for (program, name, runs) in [
-                    (ProcessBench.Program.micmon, "A", micmonRuns), (.jackCapture, "B", captureRuns),
-                ] {
+                addThreadFigures(section, "\(label): B", captureRuns, periods: periods)
+                for (program, name) in micmons + [(.jackCapture, "B jack_capture")] {
+                    let runs = scalingRuns(configuration, program, channels: count, ports: kind)
+                    let letter = String(name.prefix(1))
                     let exact = runs.filter { $0.take?.bitExact == true }.count
                     let text = runs.isEmpty ? "n/a" : (exact == runs.count ? "yes" : "no") + " (\(exact)/\(runs.count))"
-                    figures.append(.verdict(section, "\(label): bit-exact \(name)", text, met: exact == runs.count))
+                    figures.append(.verdict(section, "\(label): bit-exact \(letter)", text, met: exact == runs.count))
                     if let spread = Spread(costs(runs)) {
                         scaling.append(
                             ScalingPoint(
@@ -238,31 +335,54 @@ extension Report {
                                 ports: kind, microsecondsPerPeriod: spread))
                     }
                 }
-                if kind == "source", let median = Spread(micmon)?.median {
-                    micmonMedians.append((Double(count), median))
-                }
             }
-            let all =
-                scalingRuns(configuration, .micmon, channels: nil, ports: "source")
-                + scalingRuns(configuration, .micmon, channels: nil, ports: "driver")
-            figures.append(
-                .measured(
-                    section, "A micmon frames dropped, all takes", [Double(all.compactMap(\.dropped).reduce(0, +))],
-                    unit: "frames", digits: 0,
-                    threshold: rate == 48000 && frames == 32 ? threshold("scaling_frames_dropped") : nil))
+            for (program, name) in micmons {
+                let letter = String(name.prefix(1))
+                let all =
+                    scalingRuns(configuration, program, channels: nil, ports: "source")
+                    + scalingRuns(configuration, program, channels: nil, ports: "driver")
+                figures.append(
+                    .measured(
+                        section, "\(letter) frames dropped, all takes",
+                        [Double(all.compactMap(\.dropped).reduce(0, +))], unit: "frames", digits: 0,
+                        threshold: isMain && program == .micmonOff ? threshold("scaling_frames_dropped") : nil))
+            }
             let captures = scalingRuns(configuration, .jackCapture, channels: nil, ports: "source")
             figures.append(
                 .measured(
                     section, "B jack_capture overruns, all takes",
                     [Double(captures.compactMap(\.dropped).reduce(0, +))],
                     unit: "periods", digits: 0))
-            if micmonMedians.count >= 3 {
+            for (program, name) in micmons {
+                guard let medians = micmonMedians[program], medians.count >= 3 else { continue }
                 figures.append(
                     .measured(
-                        section, "A micmon: added CPU per channel per period (least squares)",
-                        [slope(micmonMedians)], unit: "µs", digits: 3,
-                        threshold: rate == 48000 && frames == 32 ? threshold("scaling_per_channel_us") : nil))
+                        section, "\(name): added CPU per channel per period (least squares)", [slope(medians)],
+                        unit: "µs", digits: 3,
+                        threshold: isMain && program == .micmonOff ? threshold("scaling_per_channel_us") : nil))
             }
+        }
+    }
+
+    /// CPU per period of each thread role of `runs` (median over the takes): the realtime
+    /// (SCHED_FIFO) thread, each named thread (micmon-writer, micmon-analysis, …) and the rest
+    /// together ("other": the main thread, libjack's notification thread, …).
+    mutating func addThreadFigures(
+        _ section: String, _ label: String, _ runs: [ProcessBench.Run], periods: (ProcessBench.Run) -> Double
+    ) {
+        var byRole: [String: [Double]] = [:]
+        for run in runs {
+            guard let threads = run.fullUsage?.threads else { continue }
+            var sums: [String: Double] = [:]
+            for thread in threads {
+                let role = thread.isRealtime || thread.name.hasPrefix("micmon-") ? thread.role : "other"
+                sums[role, default: 0] += thread.cpuSeconds
+            }
+            for (role, seconds) in sums { byRole[role, default: []].append(seconds / periods(run) * 1e6) }
+        }
+        for role in byRole.keys.sorted() {
+            figures.append(
+                .measured(section, "\(label) thread \(role): CPU per period", byRole[role]!, unit: "µs", digits: 2))
         }
     }
 }
@@ -287,7 +407,7 @@ enum ScalingPlot {
         let width = 640.0
         let height = 400.0
         let left = 64.0
-        let right = 150.0
+        let right = 170.0
         let top = 30.0
         let bottom = 50.0
         let channels = points.filter { $0.program != .bare }.map(\.channels)
@@ -321,8 +441,8 @@ enum ScalingPlot {
         svg +=
             "<text x=\"16\" y=\"\((top + height - bottom) / 2)\" transform=\"rotate(-90 16 \((top + height - bottom) / 2))\" text-anchor=\"middle\">µs of CPU per period</text>\n"
         let styles: [(ProcessBench.Program, String, String)] = [
-            (.micmon, "#1f77b4", "micmon"), (.jackCapture, "#d62728", "jack_capture"),
-            (.bare, "#2ca02c", "jack_meter (1 port)"),
+            (.micmon, "#1f77b4", "micmon"), (.micmonOff, "#9467bd", "micmon, loudness off"),
+            (.jackCapture, "#d62728", "jack_capture"), (.bare, "#2ca02c", "jack_meter (1 port)"),
         ]
         for (index, (program, colour, name)) in styles.enumerated() {
             let mine = points.filter { $0.program == program }.sorted { $0.channels < $1.channels }

@@ -24,6 +24,20 @@ struct ChildUsage: Codable {
     /// /proc/PID/smaps_rollup (read at most twice a second), so libjack's shared segment (the
     /// port buffers every client maps) is left out: the process's own heap, stacks and code.
     var peakPrivateMegabytes: Double? = nil
+    /// Each thread's CPU time as last read from /proc/PID/task/TID/schedstat (every poll, 50 ms
+    /// apart, so up to the last 50 ms of a thread is missing), in thread-id order.
+    var threads: [ThreadUsage]? = nil
+}
+
+/// One thread of a child: its name (`comm`), scheduling policy and CPU time.
+struct ThreadUsage: Codable {
+    var name: String
+    /// SCHED_FIFO or SCHED_RR: a realtime thread (JACK's process thread).
+    var isRealtime: Bool
+    var cpuSeconds: Double
+
+    /// The thread's role: "realtime" for a FIFO/RR thread, otherwise its name.
+    var role: String { isRealtime ? "realtime" : name }
 }
 
 /// How a child ended.
@@ -43,6 +57,8 @@ final class Child {
     /// The highest private memory (KiB) seen while the child ran, and when it was last read.
     private var peakPrivateKilobytes = 0
     private var lastPrivateReading: UInt64 = 0
+    /// Per thread id: name, realtime or not, CPU nanoseconds, as last read.
+    private var threadTimes: [Int32: (name: String, isRealtime: Bool, nanoseconds: UInt64)] = [:]
 
     /// Starts `arguments[0]` (looked up on PATH) with stdin from /dev/null and stdout/stderr to
     /// the given files (or /dev/null), in a process group of its own (a terminal's Ctrl-C reaches
@@ -68,6 +84,7 @@ final class Child {
     func poll() -> (ChildEnd, ChildUsage)? {
         if end == nil {
             notePeakResidentSize()
+            noteThreads()
             reap(options: WNOHANG)
         }
         return end
@@ -90,6 +107,34 @@ final class Child {
                 line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
         }
         peakPrivateKilobytes = max(peakPrivateKilobytes, privateKilobytes)
+    }
+
+    /// Reads each thread's CPU time (schedstat's first field, ns on a processor), name and
+    /// policy (stat's 41st field) from /proc while the child runs.
+    private func noteThreads() {
+        guard let directory = opendir("/proc/\(pid)/task") else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let tid = Int32(name) else { continue }
+            let base = "/proc/\(pid)/task/\(tid)"
+            guard
+                let nanoseconds = readText(base + "/schedstat").split(separator: " ").first.flatMap({ UInt64($0) })
+            else { continue }
+            var known = threadTimes[tid]
+            if known == nil || known?.isRealtime == false {
+                let stat = readText(base + "/stat")
+                let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+                // After the ")" that ends comm, field 3 (state) comes first: field 41 is index 38.
+                let policy = fields.count > 38 ? Int(fields[38]) ?? 0 : 0
+                let comm = readText(base + "/comm").split(separator: "\n").first.map(String.init) ?? "?"
+                known = (comm, policy == 1 || policy == 2, nanoseconds)
+            }
+            known?.nanoseconds = nanoseconds
+            threadTimes[tid] = known
+        }
     }
 
     /// Waits up to `timeout` seconds for the child to end (polling every 50 ms).
@@ -130,7 +175,14 @@ final class Child {
                 userSeconds: user, systemSeconds: system, cpuSeconds: user + system,
                 voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw,
                 peakRSSMegabytes: Double(peakResidentKilobytes) / 1024, wallSeconds: wall,
-                peakPrivateMegabytes: peakPrivateKilobytes > 0 ? Double(peakPrivateKilobytes) / 1024 : nil)
+                peakPrivateMegabytes: peakPrivateKilobytes > 0 ? Double(peakPrivateKilobytes) / 1024 : nil,
+                threads: threadTimes.isEmpty
+                    ? nil
+                    : threadTimes.sorted { $0.key < $1.key }.map {
+                        ThreadUsage(
+                            name: $0.value.name, isRealtime: $0.value.isRealtime,
+                            cpuSeconds: Double($0.value.nanoseconds) / 1e9)
+                    })
         )
         Cleanup.untrack(pid, isServer: isServer)
     }

@@ -87,6 +87,28 @@ if !options.sections.isDisjoint(with: ["record", "rotation"]) {
 if options.sections.contains("scaling") {
     runScalingSection()
 }
+if options.sections.contains("soak") {
+    runSoakSection()
+}
+
+/// The soak (`--only soak`): one S-second take of 64 channels of the source at 48 kHz / 32
+/// frames by micmon (its default analysis), while `stress-ng --hdd 1` (at nice 19, in a folder
+/// of its own) loads the disk; checked bit for bit on every channel (`ScalingBench.soak`).
+@MainActor func runSoakSection() {
+    if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
+    guard access(options.micmonPath, X_OK) == 0 else {
+        report.failures.append(
+            "no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
+        return
+    }
+    removeAbandonedDirectories()
+    let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    ScalingBench.soak(
+        channels: 64, seconds: options.seconds, micmonPath: options.micmonPath, directory: directory,
+        report: &report, progress: progress)
+}
 
 /// The scaling section on servers of its own (`ScalingBench`).
 @MainActor func runScalingSection() {
@@ -178,13 +200,14 @@ if options.sections.contains("scaling") {
 
     if options.sections.contains("record") {
         progress("warm-up: each program for 2 s (not counted)")
-        for program in ProcessBench.Program.allCases { take(program, .warmUp, round: 0, seconds: 2) }
+        for program in ProcessBench.Program.recordSection { take(program, .warmUp, round: 0, seconds: 2) }
         var retakesLeft = options.rounds
         for round in 1 ... options.rounds {
             // A B C, then C B A: a drift of the machine's load across a round weighs on every
             // program alike, instead of always on the one that runs last. The count is even, so
             // micmon and the bare client each run first in half the rounds (README: the bias).
-            let order = round % 2 == 1 ? ProcessBench.Program.allCases : ProcessBench.Program.allCases.reversed()
+            let order =
+                round % 2 == 1 ? ProcessBench.Program.recordSection : ProcessBench.Program.recordSection.reversed()
             while true {
                 progress(
                     "round \(round)/\(options.rounds): \(round % 2 == 1 ? "A B C" : "C B A"), \(format(options.seconds)) s each"

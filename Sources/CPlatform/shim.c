@@ -162,3 +162,7 @@ int micmon_platform_connect_unix(int socket, const char *path) {
     if (unix_address(path, &address) != 0) return -1;
     return connect(socket, (struct sockaddr *)&address, sizeof address);
 }
+
+int micmon_platform_set_thread_name(pthread_t thread, const char *name) {
+    return pthread_setname_np(thread, name);
+}

@@ -62,7 +62,7 @@ final class AnalysisThread: @unchecked Sendable {
     /// Starts the thread; false when the system has no thread to give (no loudness then). Main thread.
     @discardableResult
     func start() -> Bool {
-        thread = WorkerThread { [self] in run() }
+        thread = WorkerThread(name: "micmon-analysis") { [self] in run() }
         return thread != nil
     }
 

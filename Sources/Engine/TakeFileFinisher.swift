@@ -42,7 +42,7 @@ final class TakeFileFinisher: @unchecked Sendable {
 
     /// Main thread, before the writer starts.
     func start() {
-        thread = WorkerThread { [self] in run() }
+        thread = WorkerThread(name: "micmon-finisher") { [self] in run() }
     }
 
     /// A file whose written part (`file.file`) is closed. Writer thread.

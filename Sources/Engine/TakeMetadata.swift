@@ -218,25 +218,47 @@ struct ClipRuns {
         self.gapFrames = gapFrames
     }
 
-    /// Calls `found(channel, takeFrame)` (channel from 1) at the first sample of each new run.
+    /// Calls `found(channel, takeFrame)` (channel from 1) at the first sample of each new run,
+    /// in sample order. Sixteen samples at a time are checked for any |x| ≥ 1 at once (NaN is
+    /// not a clip: it compares false, as in the per-sample test); only a block that holds one is
+    /// gone through sample by sample, so the cost of clean audio does not depend on the channel
+    /// count's shape.
     mutating func scan(
         _ samples: UnsafeBufferPointer<Float>, atTakeFrame takeFrame: UInt64, found: (Int, UInt64) -> Void
     ) {
         let channels = lastClipEnd.count
-        guard channels > 0 else { return }
-        let frames = samples.count / channels
-        for frame in 0 ..< frames {
-            for channel in 0 ..< channels {
-                let sample = samples[frame * channels + channel]
-                guard sample >= 1 || sample <= -1 else { continue }
-                let place = takeFrame + UInt64(frame)
-                if let end = lastClipEnd[channel], place < end + gapFrames {
-                    lastClipEnd[channel] = place + 1
+        guard channels > 0, let base = samples.baseAddress else { return }
+        let count = samples.count / channels * channels
+        let raw = UnsafeRawPointer(base)
+        let magnitudeBits = SIMD16<UInt32>(repeating: 0x7FFF_FFFF)
+        let one = SIMD16<Float>(repeating: 1)
+        var index = 0
+        while index < count {
+            let end = min(index + 16, count)
+            if end - index == 16 {
+                // SAFETY: index + 16 ≤ count floats of the buffer; an unaligned load.
+                let bits = raw.loadUnaligned(fromByteOffset: index * 4, as: SIMD16<UInt32>.self)
+                let magnitudes = unsafeBitCast(bits & magnitudeBits, to: SIMD16<Float>.self)
+                if !any(magnitudes .>= one) {
+                    index = end
                     continue
                 }
-                lastClipEnd[channel] = place + 1
-                found(channel + 1, place)
             }
+            while index < end {
+                let sample = base[index]
+                if sample >= 1 || sample <= -1 { note(channel: index % channels, frame: index / channels) }
+                index += 1
+            }
+        }
+
+        func note(channel: Int, frame: Int) {
+            let place = takeFrame + UInt64(frame)
+            if let end = lastClipEnd[channel], place < end + gapFrames {
+                lastClipEnd[channel] = place + 1
+                return
+            }
+            lastClipEnd[channel] = place + 1
+            found(channel + 1, place)
         }
     }
 }

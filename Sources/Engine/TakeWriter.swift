@@ -197,7 +197,7 @@ final class TakeWriter: @unchecked Sendable {
     /// Starts the threads. Main thread.
     func start() {
         finisher.start()
-        thread = WorkerThread { [self] in run() }
+        thread = WorkerThread(name: "micmon-writer") { [self] in run() }
         if thread == nil {
             // No thread to write with: the take ends at once, with its cause on record.
             failure = SoundFileError(

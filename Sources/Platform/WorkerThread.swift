@@ -11,13 +11,15 @@ public final class WorkerThread: @unchecked Sendable {
     private var isJoined = false
 
     /// Starts `body` on a new thread with a 1 MiB stack; nil when the system has no thread to
-    /// give. Any non-realtime thread.
-    public init?(_ body: @escaping @Sendable () -> Void) {
+    /// give. `name` (at most 15 bytes; longer is cut) is the thread's name in
+    /// /proc/PID/task/TID/comm, so tools (and the bench's per-thread CPU) can tell the threads
+    /// apart. Any non-realtime thread.
+    public init?(name: String? = nil, _ body: @escaping @Sendable () -> Void) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setstacksize(&attributes, 1 << 20)
-        let box = Unmanaged.passRetained(WorkerBody(body)).toOpaque()
+        let box = Unmanaged.passRetained(WorkerBody(name: name, body)).toOpaque()
         guard pthread_create(&thread, &attributes, workerThreadMain, box) == 0 else {
             Unmanaged<WorkerBody>.fromOpaque(box).release()
             return nil
@@ -42,16 +44,36 @@ public final class WorkerThread: @unchecked Sendable {
     deinit { detach() }
 }
 
-/// The closure a new thread runs.
+/// The closure a new thread runs, and the name it takes first.
 private final class WorkerBody {
+    let name: String?
     let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    init(name: String?, _ body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.body = body
+    }
+
+    /// Names the calling thread: the kernel refuses names over 15 bytes, so the name is cut at
+    /// a character boundary below that.
+    func nameThisThread() {
+        guard let name else { return }
+        var bytes = Array(name.utf8.prefix(15))
+        while !bytes.isEmpty && String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        bytes.append(0)
+        _ = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                micmon_platform_set_thread_name(pthread_self(), $0.baseAddress!)
+            }
+        }
+    }
 }
 
-/// The new thread's entry point: runs the body, releases the box.
+/// The new thread's entry point: takes its name (before anything else runs on it), runs the
+/// body, releases the box.
 nonisolated private func workerThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let context else { return nil }
     let work = Unmanaged<WorkerBody>.fromOpaque(context).takeRetainedValue()
+    work.nameThisThread()
     work.body()
     return nil
 }

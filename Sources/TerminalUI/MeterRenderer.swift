@@ -54,21 +54,15 @@ public enum MeterRenderer {
     ///     00:12.3 | in_1 peak -3.2 rms -12.1 dBFS | in_2 peak -6.0 rms -15.3 dBFS clips 3 non-finite 1 | xruns 0 | dropped 0 | rec take.wav 576000 frames
     ///
     /// A channel with a label names it after the port: `in_1 (primary) peak -3.2 …`.
+    ///
+    /// More than `plainChannelsInFull` channels do not fit on a line: the line then summarises
+    /// them (`compactChannelParts`) instead of listing each.
     public static func plainLine(channels: [ChannelDisplay], status: MeterStatus) -> String {
         var parts = [TextFormat.clock(status.elapsedSeconds)]
-        for channel in channels {
-            var part = TextFormat.printable(channel.name)
-            if let label = channel.label { part += " (" + TextFormat.printable(label) + ")" }
-            if channel.isConnected {
-                part +=
-                    " peak " + TextFormat.decibels(channel.peakDBFS, decimals: 1)
-                    + " rms " + TextFormat.decibels(channel.rmsDBFS, decimals: 1) + " dBFS"
-            } else {
-                part += " disconnected"
-            }
-            if channel.clipCount > 0 { part += " clips \(channel.clipCount)" }
-            if channel.nonFiniteCount > 0 { part += " non-finite \(channel.nonFiniteCount)" }
-            parts.append(part)
+        if channels.count > plainChannelsInFull {
+            parts += compactChannelParts(channels)
+        } else {
+            parts += channels.map(plainChannelPart)
         }
         if let reduction = status.noiseReductionDB {
             parts.append("noise reduction " + TextFormat.fixed(reduction, decimals: 1) + " dB")
@@ -78,6 +72,84 @@ public enum MeterRenderer {
         parts.append(recordingText(status))
         if let disk = status.disk { parts.append(disk.text) }
         return parts.joined(separator: " | ")
+    }
+
+    /// The most channels the plain line lists one by one (8: a drum kit's close mics still fit
+    /// in about 400 columns); more are summarised.
+    public static let plainChannelsInFull = 8
+    /// How many channels the summary names by level (the loudest) and by count (clips, NaN, …).
+    static let plainChannelsNamed = 3
+
+    /// One channel of the plain line: `in_1 (primary) peak -3.2 rms -12.1 dBFS clips 3`.
+    static func plainChannelPart(_ channel: ChannelDisplay) -> String {
+        var part = TextFormat.printable(channel.name)
+        if let label = channel.label { part += " (" + TextFormat.printable(label) + ")" }
+        if channel.isConnected {
+            part +=
+                " peak " + TextFormat.decibels(channel.peakDBFS, decimals: 1)
+                + " rms " + TextFormat.decibels(channel.rmsDBFS, decimals: 1) + " dBFS"
+        } else {
+            part += " disconnected"
+        }
+        if channel.clipCount > 0 { part += " clips \(channel.clipCount)" }
+        if channel.nonFiniteCount > 0 { part += " non-finite \(channel.nonFiniteCount)" }
+        return part
+    }
+
+    /// The channels of a plain line too many to list, in a few parts of bounded length, whatever
+    /// the count:
+    ///
+    ///     64 ch peak -3.2 … -80.0 dBFS | loudest in_12 -3.2, in_5 -6.0, in_7 -9.1 | quietest in_40 -80.0
+    ///     | clips 2 ch: in_2 3, in_9 1 | non-finite 1 ch: in_3 1 | disconnected 2 ch: in_60, in_61
+    ///
+    /// The range and the names are of the connected channels' peaks (a label shows instead of
+    /// the port's name); the loudest `plainChannelsNamed` by peak, the quietest one; clips,
+    /// non-finite samples and disconnected inputs name up to `plainChannelsNamed` channels (in
+    /// channel order) and count the rest (`… +5`). The parts after the first appear only when
+    /// they have something to say.
+    static func compactChannelParts(_ channels: [ChannelDisplay]) -> [String] {
+        func name(_ channel: ChannelDisplay) -> String { TextFormat.printable(channel.displayName) }
+        func level(_ dBFS: Double) -> String { TextFormat.decibels(dBFS, decimals: 1) }
+        /// Up to `plainChannelsNamed` entries, then how many more.
+        func listed(_ entries: [String]) -> String {
+            let shown = entries.prefix(plainChannelsNamed).joined(separator: ", ")
+            return entries.count > plainChannelsNamed ? shown + ", … +\(entries.count - plainChannelsNamed)" : shown
+        }
+        let connected = channels.enumerated().filter { $0.element.isConnected }
+        // Loudest first; equal peaks (and NaN, which sorts as silence) in channel order.
+        let byPeak = connected.sorted { a, b in
+            let x = a.element.peakDBFS.isNaN ? -Double.infinity : a.element.peakDBFS
+            let y = b.element.peakDBFS.isNaN ? -Double.infinity : b.element.peakDBFS
+            return x != y ? x > y : a.offset < b.offset
+        }.map(\.element)
+        var parts: [String] = []
+        if let loudest = byPeak.first, let quietest = byPeak.last {
+            parts.append(
+                "\(channels.count) ch peak " + level(loudest.peakDBFS) + " … " + level(quietest.peakDBFS) + " dBFS")
+            parts.append(
+                "loudest "
+                    + byPeak.prefix(plainChannelsNamed).map { name($0) + " " + level($0.peakDBFS) }
+                    .joined(separator: ", "))
+            if byPeak.count > plainChannelsNamed {
+                parts.append("quietest " + name(quietest) + " " + level(quietest.peakDBFS))
+            }
+        } else {
+            parts.append("\(channels.count) ch")
+        }
+        let clipping = channels.filter { $0.clipCount > 0 }
+        if !clipping.isEmpty {
+            parts.append("clips \(clipping.count) ch: " + listed(clipping.map { name($0) + " \($0.clipCount)" }))
+        }
+        let nonFinite = channels.filter { $0.nonFiniteCount > 0 }
+        if !nonFinite.isEmpty {
+            parts.append(
+                "non-finite \(nonFinite.count) ch: " + listed(nonFinite.map { name($0) + " \($0.nonFiniteCount)" }))
+        }
+        let disconnected = channels.filter { !$0.isConnected }
+        if !disconnected.isEmpty {
+            parts.append("disconnected \(disconnected.count) ch: " + listed(disconnected.map(name)))
+        }
+        return parts
     }
 
     /// Number of bar cells lit for a level: −60 dBFS → 0, 0 dBFS → `bar`, rounded.

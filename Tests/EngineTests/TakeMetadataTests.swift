@@ -144,6 +144,57 @@ struct TakeMetadataTests {
         #expect(found.isEmpty)
     }
 
+    @Test(
+        "the clip scan finds what a sample-by-sample scan finds, in the same order, at any channel count and block",
+        arguments: [1, 2, 3, 17, 64])
+    func clipScanMatchesPerSampleScan(channels: Int) {
+        var generator = ClipScanGenerator(state: UInt64(channels))
+        let frames = 700
+        var samples = (0 ..< frames * channels).map { _ in Float.random(in: -0.9 ... 0.9, using: &generator) }
+        // Clips (±1 exactly, beyond), NaN (not a clip), ±∞ (a clip) at random places, some in runs.
+        let specials: [Float] = [1, -1, 1.5, -3, .nan, .infinity, -.infinity, 0.99999994, -0.99999994]
+        for _ in 0 ..< 60 {
+            let at = Int.random(in: 0 ..< samples.count, using: &generator)
+            samples[at] = specials.randomElement(using: &generator)!
+        }
+        /// The scan as it was: every sample, frame by frame, channel by channel.
+        func reference(_ blocks: [Range<Int>]) -> [(Int, UInt64)] {
+            var lastEnd = [UInt64?](repeating: nil, count: channels)
+            var found: [(Int, UInt64)] = []
+            for block in blocks {
+                for frame in block {
+                    for channel in 0 ..< channels {
+                        let sample = samples[frame * channels + channel]
+                        guard sample >= 1 || sample <= -1 else { continue }
+                        let place = 9000 + UInt64(frame)
+                        if let end = lastEnd[channel], place < end + 20 {
+                            lastEnd[channel] = place + 1
+                            continue
+                        }
+                        lastEnd[channel] = place + 1
+                        found.append((channel + 1, place))
+                    }
+                }
+            }
+            return found
+        }
+        // The same take in blocks of odd lengths, as the writer's wakes would hand them over.
+        let blocks = [0 ..< 1, 1 ..< 5, 5 ..< 133, 133 ..< 134, 134 ..< 600, 600 ..< frames]
+        var runs = ClipRuns(channelCount: channels, gapFrames: 20)
+        var found: [(Int, UInt64)] = []
+        samples.withUnsafeBufferPointer { all in
+            for block in blocks {
+                let part = UnsafeBufferPointer(
+                    rebasing: all[block.lowerBound * channels ..< block.upperBound * channels])
+                runs.scan(part, atTakeFrame: 9000 + UInt64(block.lowerBound)) { found.append(($0, $1)) }
+            }
+        }
+        let expected = reference(blocks)
+        #expect(!expected.isEmpty)
+        #expect(found.map(\.0) == expected.map(\.0))
+        #expect(found.map(\.1) == expected.map(\.1))
+    }
+
     @Test("TimeReference counts samples since local midnight, rounded; server gaps move later frames on")
     func timeReference() {
         let time = LocalTime(
@@ -158,5 +209,17 @@ struct TakeMetadataTests {
             cycleStartMicroseconds: 5_000_000, jackNowMicroseconds: 5_500_000, wallNowNanoseconds: 2_000_000_000_000,
             sampleRate: 48000, captureLatencyFrames: 480)
         #expect(fromCycle.firstSampleNanoseconds == 2_000_000_000_000 - 500_000_000 - 10_000_000)
+    }
+}
+
+/// SplitMix64: the same pseudo-random samples on every run of the clip-scan test.
+struct ClipScanGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -17,6 +17,26 @@ struct PlatformTests {
         thread.join()  // a second join is a no-op
     }
 
+    @Test("a named worker thread carries its name in /proc (cut to 15 bytes); an unnamed one its process's")
+    func workerThreadNames() throws {
+        let seen = Mutex<[String]>([])
+        for name in ["micmon-writer", "micmon-analysis-thread", nil] as [String?] {
+            let thread = try #require(
+                WorkerThread(name: name) {
+                    let comm = FileSystem.readWhole("/proc/thread-self/comm").map {
+                        String(decoding: $0, as: UTF8.self)
+                    }
+                    seen.withLock { $0.append(comm ?? "?") }
+                })
+            thread.join()
+        }
+        let names = seen.withLock { $0 }
+        #expect(names.count == 3)
+        #expect(names.first == "micmon-writer\n")
+        #expect(names.dropFirst().first == "micmon-analysis\n")
+        #expect(names.last != "micmon-writer\n" && names.last != "micmon-analysis\n")
+    }
+
     @Test("a wake signal returns true when signalled and false when its timeout passes")
     func wakeSignal() {
         let signal = WakeSignal()

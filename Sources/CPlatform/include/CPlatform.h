@@ -4,6 +4,7 @@
 // What the Platform module needs from C that Swift cannot express: the x86 MXCSR, GNU affinity
 // calls, and clock reads cheap enough to inline into the realtime glue.
 
+#include <pthread.h>
 #include <semaphore.h>
 #include <time.h>
 
@@ -37,6 +38,10 @@ static inline unsigned long long micmon_platform_monotonic_raw_microseconds(void
 /// pass (returns -1, errno ETIMEDOUT); resumes after signals. `sem_clockwait`, a GNU call: a
 /// wall-clock step never lengthens or shortens the wait.
 int micmon_platform_semaphore_wait(sem_t *semaphore, unsigned long long timeout_nanoseconds);
+
+/// Names a thread (at most 15 bytes and the NUL; the kernel refuses longer): its comm in
+/// /proc/PID/task/TID/comm. 0 on success, an errno value otherwise.
+int micmon_platform_set_thread_name(pthread_t thread, const char *name);
 
 /// Puts the terminal on `descriptor` into key mode (no line editing, no echo; signals from the
 /// keyboard stay on) after saving its settings, and makes sure they come back on every way out:
