@@ -473,7 +473,7 @@ public final class CaptureSession {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
                 first: firstFile, opener: opener, rotation: configuration.rotation, sampleRate: sampleRate,
-                samples: samples.consumer, drops: drops.consumer,
+                samples: samples.consumer, drops: drops.consumer, serverGaps: parts.serverGapRing.consumer,
                 counters: parts.counters, channelCount: parts.recordedChannelCount, control: control,
                 events: events, metadata: metadata, onFileClosed: configuration.onFileClosed, stallSeconds: stall)
         } else {
@@ -602,9 +602,13 @@ public final class CaptureSession {
         drainServerGaps()
     }
 
+    /// A recording's writer reads the server-gap log itself (each file learns the gaps within
+    /// it before it closes); without one the gaps are taken here.
     private func drainServerGaps() {
-        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
-            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        if writer == nil {
+            Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
+                events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+            }
         }
         Self.drain(parts.missedRing.consumer, into: &missedLog)
     }
@@ -693,7 +697,6 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
-        // The last server gaps into the event log before the writer places the file's markers.
         drainServerGaps()
         let written = writer?.finish()
         let analysed = analysis?.finish()
@@ -703,7 +706,7 @@ public final class CaptureSession {
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, serverGapCount: counters.pointee.serverGaps.load(ordering: .relaxed),
             framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed),
-            serverGaps: serverGapLog,
+            serverGaps: written?.serverGaps ?? serverGapLog,
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())

@@ -60,6 +60,10 @@ final class TakeFile: @unchecked Sendable {
     var timeline = FileTimeline()
     /// Frames of silence written in place of lost ones.
     var framesDropped: UInt64 = 0
+    /// The graph-wide gaps whose place falls within the take frames it spans, and their frames
+    /// (nothing written for them): counted when it is closed.
+    var serverGaps: UInt64 = 0
+    var serverGapFrames: UInt64 = 0
     /// The wall-clock time its first frame was taken at, as named.
     let wallClock: Double
     /// Its `bext` facts and sidecar state, from just before its first frame (nil before, and

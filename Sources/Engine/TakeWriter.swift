@@ -47,6 +47,9 @@ final class TakeWriter: @unchecked Sendable {
 
     private let samples: SPSCRing<Float>.Consumer
     private let drops: SPSCRing<DropEvent>.Consumer
+    /// The session's server-gap log (graph-wide gaps, from the kernel): read here, so each gap
+    /// is on the event log before the writer closes the file it falls in. Nil: none kept.
+    private let serverGaps: SPSCRing<DropEvent>.Consumer?
     private let counters: UnsafeMutablePointer<CaptureCounters>
     private let channelCount: Int
     private let sampleRate: Int
@@ -96,6 +99,9 @@ final class TakeWriter: @unchecked Sendable {
     private var position: UInt64 = 0
     private var pendingDrops: [DropEvent] = []
     private var dropHistory: [DropEvent] = []
+    /// The run's server gaps in order (the first `CaptureSession.serverGapListLimit`; all go to
+    /// the event log).
+    private var serverGapHistory: [DropEvent] = []
     private var failure: SoundFileError?
     /// The file being written, or nil while armed.
     private var current: TakeFile?
@@ -123,6 +129,7 @@ final class TakeWriter: @unchecked Sendable {
     init(
         first: TakeFile?, opener: TakeFileOpener, rotation: TakeRotation = TakeRotation(), sampleRate: Int,
         samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
+        serverGaps: SPSCRing<DropEvent>.Consumer? = nil,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, control: TakeControl? = nil,
         events: TakeEventLog = TakeEventLog(), metadata: TakeMetadata? = nil,
         onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil, startsPaused: Bool = false,
@@ -136,6 +143,7 @@ final class TakeWriter: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.samples = samples
         self.drops = drops
+        self.serverGaps = serverGaps
         self.counters = counters
         self.channelCount = channelCount
         self.control = control
@@ -211,16 +219,18 @@ final class TakeWriter: @unchecked Sendable {
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
     func finish() -> (
         drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?,
-        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64
+        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64, serverGaps: [DropEvent]
     ) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
         thread?.join()
         thread = nil
+        // The thread is gone (or never ran): the gap log's reader is now this thread.
+        drainServerGaps()
         let finished = finisher.finish()
         return (
             dropHistory, failure ?? finished.failure, totalWritten, finished.keptPartial, finished.closed,
-            finished.closedCount, gate.framesPaused
+            finished.closedCount, gate.framesPaused, serverGapHistory
         )
     }
 
@@ -504,6 +514,12 @@ final class TakeWriter: @unchecked Sendable {
         guard let file = current else { return }
         current = nil
         closedWritten += UInt64(file.file.framesWritten)
+        if let range = file.timeline.takeRange {
+            // Every gap before the frames written so far is on the log (`drain`).
+            let gaps = events.events(in: range).filter { $0.kind == .serverGap }
+            file.serverGaps = UInt64(gaps.count)
+            file.serverGapFrames = gaps.reduce(0) { $0 + $1.frameCount }
+        }
         var closeFailure = failure
         let cues = file.metadata.map { metadata?.cuePoints(for: $0, timeline: file.timeline) ?? [] } ?? []
         if failure == nil {
@@ -547,6 +563,9 @@ final class TakeWriter: @unchecked Sendable {
             pendingDrops.append(slices.first[0])
             drops.commitRead(count: 1)
         }
+        // The kernel logs a gap before it commits the frames after its place: every gap that
+        // falls before the frames available now is read here, before they are written.
+        drainServerGaps()
         while failure == nil {
             if let next = pendingDrops.first, next.startFrame == position {
                 pendingDrops.removeFirst()
@@ -607,6 +626,19 @@ final class TakeWriter: @unchecked Sendable {
         position += UInt64(frames)
         totalWritten = closedWritten + UInt64(file.file.framesWritten)
         framesWritten.store(totalWritten, ordering: .relaxed)
+    }
+
+    /// Takes the server gaps logged since the last look onto the event log (and the run's list).
+    /// Writer thread (the main thread once the writer was joined).
+    private func drainServerGaps() {
+        guard let serverGaps else { return }
+        let slices = serverGaps.readableSlices()
+        guard slices.count > 0 else { return }
+        for gap in [slices.first, slices.second].joined() {
+            if serverGapHistory.count < CaptureSession.serverGapListLimit { serverGapHistory.append(gap) }
+            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        }
+        serverGaps.commitRead(count: slices.count)
     }
 
     private func takeSilence(frames: UInt64) {

@@ -239,6 +239,7 @@ final class TakeOperations {
                     "MICMON_SAMPLE_RATE": String(sampleRate),
                     "MICMON_PATTERN": pattern, "MICMON_FILE": file.path, "MICMON_FRAMES": String(file.frameCount),
                     "MICMON_DROPS": String(file.framesDropped), "MICMON_SERVER_GAPS": String(file.serverGaps),
+                    "MICMON_SERVER_GAP_FRAMES": String(file.serverGapFrames),
                     "MICMON_TAKE_START_FRAME": String(file.takeRange.lowerBound), "MICMON_TAKE_END_FRAME": String(end),
                     "MICMON_DURATION": TextFormat.fixed(
                         Double(file.frameCount) / Double(max(sampleRate, 1)), decimals: 3),
