@@ -76,6 +76,9 @@ public struct CaptureConfiguration: Sendable {
     public var control: TakeControl?
     /// Told about each file once it is finalized (closed, converted), on the finisher's thread.
     public var onFileClosed: (@Sendable (ClosedTakeFile) -> Void)?
+    /// The names the run's earlier takes gave their files (`--wait-server`: one take a server),
+    /// never given again; nil: the take is the run's first.
+    public var fileNames: TakeFileNames?
 
     /// The most memory a session's capture buffers may take (`bufferBytes`): 256 MiB. It holds
     /// 64 channels at 96 kHz or 16 channels at 192 kHz with room to spare (docs/recording.md);
@@ -421,7 +424,8 @@ public final class CaptureSession {
             let files = TakeFileOpener(
                 pattern: FilePattern(recording.path), format: recording.format, sampleRate: sampleRate,
                 channelCount: channels, replacesExisting: recording.replacesExisting,
-                numbersTakenNames: configuration.rotation.writesSeveralFiles)
+                numbersTakenNames: configuration.rotation.writesSeveralFiles,
+                names: configuration.fileNames ?? TakeFileNames())
             opener = files
             do throws(SoundFileError) {
                 if let descriptor = recording.streamDescriptor {

@@ -114,8 +114,6 @@ final class TakeWriter: @unchecked Sendable {
     private var requestedSplits: [UInt64] = []
     /// Consecutive frames, up to `position`, below the off level (trigger runs).
     private var framesBelowOff: UInt64 = 0
-    /// Names given to the run's latest files (never replaced, even with --force).
-    private var recentNames: [String] = []
     /// Frames the closed files hold, and all files with the current one.
     private var closedWritten: UInt64 = 0
     private var totalWritten: UInt64 = 0
@@ -163,7 +161,6 @@ final class TakeWriter: @unchecked Sendable {
         onMagnitude = rotation.trigger.map { LevelTrigger.magnitude(decibels: $0.onDecibels) } ?? 0
         offMagnitude = rotation.trigger.map { LevelTrigger.magnitude(decibels: $0.offDecibels) } ?? 0
         if rotation.trigger != nil && first == nil { triggerState.store(0, ordering: .relaxed) }
-        if let first { recentNames.append(first.path) }
         silence = .allocate(capacity: Self.silenceFrames * channelCount)
         silence.initialize(repeating: 0)
     }
@@ -404,11 +401,10 @@ final class TakeWriter: @unchecked Sendable {
         let held = UInt64(preRoll?.frameCount ?? 0)
         let first = position - held
         let file: TakeFile
-        do { file = try opener.open(at: clock.wallClock(ofTakeFrame: first), recent: recentNames) } catch {
+        do { file = try opener.open(at: clock.wallClock(ofTakeFrame: first)) } catch {
             fail(error)
             return
         }
-        remember(file.path)
         current = file
         framesBelowOff = 0
         triggerState.store(1, ordering: .relaxed)
@@ -442,11 +438,10 @@ final class TakeWriter: @unchecked Sendable {
                 fail(upcomingFailure)
                 return
             }
-            do { next = try opener.open(at: clock.wallClock(ofTakeFrame: takeFrame), recent: recentNames) } catch {
+            do { next = try opener.open(at: clock.wallClock(ofTakeFrame: takeFrame)) } catch {
                 fail(error)
                 return
             }
-            remember(next.path)
         }
         upcoming = nil
         upcomingFailure = nil
@@ -482,17 +477,11 @@ final class TakeWriter: @unchecked Sendable {
         let ahead = UInt64(Self.lookaheadSeconds * Double(sampleRate))
         guard boundary <= position + ahead else { return }
         do {
-            let file = try opener.open(at: clock.wallClock(ofTakeFrame: boundary), recent: recentNames)
-            remember(file.path)
+            let file = try opener.open(at: clock.wallClock(ofTakeFrame: boundary))
             upcoming = file
         } catch {
             upcomingFailure = error  // the current file is written to its end first
         }
-    }
-
-    private func remember(_ path: String) {
-        recentNames.append(path)
-        if recentNames.count > 16 { recentNames.removeFirst() }
     }
 
     /// Splits posted by the control side (`TakeRequest(.split)`); the other kinds are applied by

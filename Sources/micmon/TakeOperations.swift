@@ -48,8 +48,9 @@ final class TakeOperations {
     private let thread: OperationsThread?
     private let retention: Retention?
     /// The take's timeline events (splits, triggers, marks…) when the session keeps a log; the
-    /// hooks follow it from `eventsSeen` on.
-    var eventLog: TakeEventLog?
+    /// hooks follow it from `eventsSeen` on (each take of a `--wait-server` run has its own log,
+    /// followed from its start).
+    var eventLog: TakeEventLog? { didSet { eventsSeen = 0 } }
     private var eventsSeen = 0
     /// What the session's writer calls for each finalized file (`CaptureConfiguration.onFileClosed`).
     let fileClosedRelay = FileClosedRelay()
