@@ -202,6 +202,9 @@ public struct CaptureSummary: Sendable {
     public var partialPath: String?
     /// Take frames pauses left out of the file: the file holds `framesTaken - framesPaused`.
     public var framesPaused: UInt64 = 0
+    /// With `--trigger`: take frames spent armed that no file holds (nil without a trigger). The
+    /// files then hold `framesWritten`, not `framesTaken - framesPaused`.
+    public var framesArmed: UInt64?
     /// The take went to a stream (`record -`), not a file.
     public var streamed = false
     /// The rate the server changed to when `sampleRateChanged` (0 otherwise).
@@ -723,6 +726,7 @@ public final class CaptureSession {
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
         final.framesPaused = written?.framesPaused ?? 0
+        if hasTrigger { final.framesArmed = written?.framesArmed ?? 0 }
         final.streamed = streams
         final.changedSampleRate = changedSampleRate
         final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {

@@ -114,6 +114,8 @@ final class TakeWriter: @unchecked Sendable {
     private var requestedSplits: [UInt64] = []
     /// Consecutive frames, up to `position`, below the off level (trigger runs).
     private var framesBelowOff: UInt64 = 0
+    /// Take frames spent armed that no file holds (a pre-roll that reached a file is not).
+    private var framesArmed: UInt64 = 0
     /// Frames the closed files hold, and all files with the current one.
     private var closedWritten: UInt64 = 0
     private var totalWritten: UInt64 = 0
@@ -216,7 +218,7 @@ final class TakeWriter: @unchecked Sendable {
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
     func finish() -> (
         drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?,
-        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64, serverGaps: [DropEvent]
+        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64, serverGaps: [DropEvent], framesArmed: UInt64
     ) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
@@ -227,7 +229,7 @@ final class TakeWriter: @unchecked Sendable {
         let finished = finisher.finish()
         return (
             dropHistory, failure ?? finished.failure, totalWritten, finished.keptPartial, finished.closed,
-            finished.closedCount, gate.framesPaused, serverGapHistory
+            finished.closedCount, gate.framesPaused, serverGapHistory, framesArmed
         )
     }
 
@@ -299,6 +301,7 @@ final class TakeWriter: @unchecked Sendable {
                 }
                 done += crossing
                 position += UInt64(crossing)
+                framesArmed += UInt64(crossing)
                 if crossing < left { startTriggeredFile() }
                 continue
             }
@@ -411,6 +414,7 @@ final class TakeWriter: @unchecked Sendable {
         events.append(TakeEvent(.triggerStart, at: position))
         beginFile(at: first)
         position = first
+        framesArmed -= min(held, framesArmed)  // the pre-roll goes into the file
         preRoll?.takeAll { write($0, frames: $0.count / channelCount) }
     }
 

@@ -331,10 +331,13 @@ extension JackIntegrationTests {
                 #expect(outcome.frameCount == file.frames && file.frames == file.takeEnd - file.takeStart)
                 #expect(file.takeStart == max(0, starts[0] - preRoll), "\(file.path): \(file)")
                 #expect(file.frames >= rate / 2, "\(file.path): \(file.frames) frames")
-                let summaryFrames = try #require(
-                    lines[summaries[index]].firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
-                // The take ran in it to the end: to the server's loss, then to SIGINT.
-                #expect(file.takeEnd == summaryFrames, "take \(index + 1): \(file), summary frames \(summaryFrames)")
+                let summary = lines[summaries[index]]
+                let frames = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+                let armed = try #require(summary.firstMatch(of: /"frames_armed":(\d+)/).flatMap { Int($0.output.1) })
+                // The take ran in it to the end (the server's loss, then SIGINT): the summary counts
+                // its frames, and the time armed before it apart.
+                #expect(
+                    frames == file.frames && file.takeEnd == frames + armed, "take \(index + 1): \(file), \(summary)")
             }
             #expect(paths == [folder + "/burst.wav", folder + "/burst-2.wav"], "\(paths)")
             let wavs = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") }
