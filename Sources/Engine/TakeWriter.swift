@@ -457,7 +457,6 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Notes where the current file starts and places its split boundary.
     private func beginFile(at takeFrame: UInt64) {
-        gate.startFile()
         headerPosition = 0
         boundary = nil
         if let seconds = rotation.splitSeconds, let splitFrames {

@@ -178,13 +178,7 @@ extension JackIntegrationTests {
         @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
         func waitForServer() throws {
             let name = "micmon-wait-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             let folder = TestEnvironment.scratchFolder("wait")
             let child = try MicmonProcess([
                 "record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server", "--json",
@@ -194,7 +188,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
             #expect(child.process.isRunning, "micmon should be waiting for the server")
-            server = try startServer()
+            server = try TestJackServer.start(name)
             #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
             // The second take's meter lines count from its own start.
             let secondTake = TestEnvironment.waitUntil(timeout: 30) {
@@ -218,13 +212,7 @@ extension JackIntegrationTests {
         @Test("--wait-server with --split: the files are finalized when the server goes, and the pattern goes on")
         func waitForServerWhileRotating() throws {
             let name = "micmon-waitrot-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             let folder = TestEnvironment.scratchFolder("waitrot")
             let child = try MicmonProcess([
                 "record", folder + "/take-%H%M%S.wav", "-s", name, "-p", "system:capture_*", "--split", "1s",
@@ -235,7 +223,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
             let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
-            server = try startServer()
+            server = try TestJackServer.start(name)
             let goesOn = TestEnvironment.waitUntil(timeout: 30) {
                 let now = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
                 return now.filter { !before.contains($0) && $0.hasSuffix(".wav") }.count >= 2
@@ -353,17 +341,11 @@ extension JackIntegrationTests {
             "--wait-server: sources that return after the server are waited for; a taken continuation name is skipped")
         func waitForSources() throws {
             let name = "micmon-waitsrc-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
             func startSource() throws -> ChildProcess {
                 try ChildProcess(
                     ["jack_metro", "-b", "120", "-n", "metro"], environment: ["JACK_DEFAULT_SERVER": name])
             }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             var source = try startSource()
             let folder = TestEnvironment.scratchFolder("waitsrc")
             // An earlier run's continuation: never overwritten without --force.
@@ -378,7 +360,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             source.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
-            server = try startServer()
+            server = try TestJackServer.start(name)
             #expect(
                 child.waitUntilStderr(contains: "waiting for source port(s) 'metro:120_bpm'"),
                 "stderr: \(child.stderrSoFar)")
