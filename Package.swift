@@ -46,10 +46,14 @@ let package = Package(
             swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "SoundFile", dependencies: ["CSndFile"], swiftSettings: withoutImplicitRuntimeImports),
         .target(name: "Loudness", dependencies: ["CEbur128"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(name: "JSONText", swiftSettings: withoutImplicitRuntimeImports),
         .target(
-            name: "Engine", dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform", "Loudness"],
+            name: "Engine",
+            dependencies: ["Jack", "SoundFile", "DSP", "Realtime", "Platform", "Loudness", "JSONText"],
             swiftSettings: withoutImplicitRuntimeImports),
-        .target(name: "TerminalUI", dependencies: ["DSP", "Platform"], swiftSettings: withoutImplicitRuntimeImports),
+        .target(
+            name: "TerminalUI", dependencies: ["DSP", "Platform", "JSONText"],
+            swiftSettings: withoutImplicitRuntimeImports),
         .executableTarget(
             name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform", "Loudness"],
             swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),

@@ -76,6 +76,9 @@ public struct CaptureConfiguration: Sendable {
     public var control: TakeControl?
     /// Told about each file once it is finalized (closed, converted), on the finisher's thread.
     public var onFileClosed: (@Sendable (ClosedTakeFile) -> Void)?
+    /// The names the run's earlier takes gave their files (`--wait-server`: one take a server),
+    /// never given again; nil: the take is the run's first.
+    public var fileNames: TakeFileNames?
 
     /// The most memory a session's capture buffers may take (`bufferBytes`): 256 MiB. It holds
     /// 64 channels at 96 kHz or 16 channels at 192 kHz with room to spare (docs/recording.md);
@@ -199,6 +202,9 @@ public struct CaptureSummary: Sendable {
     public var partialPath: String?
     /// Take frames pauses left out of the file: the file holds `framesTaken - framesPaused`.
     public var framesPaused: UInt64 = 0
+    /// With `--trigger`: take frames spent armed that no file holds (nil without a trigger). The
+    /// files then hold `framesWritten`, not `framesTaken - framesPaused`.
+    public var framesArmed: UInt64?
     /// The take went to a stream (`record -`), not a file.
     public var streamed = false
     /// The rate the server changed to when `sampleRateChanged` (0 otherwise).
@@ -421,7 +427,8 @@ public final class CaptureSession {
             let files = TakeFileOpener(
                 pattern: FilePattern(recording.path), format: recording.format, sampleRate: sampleRate,
                 channelCount: channels, replacesExisting: recording.replacesExisting,
-                numbersTakenNames: configuration.rotation.writesSeveralFiles)
+                numbersTakenNames: configuration.rotation.writesSeveralFiles,
+                names: configuration.fileNames ?? TakeFileNames())
             opener = files
             do throws(SoundFileError) {
                 if let descriptor = recording.streamDescriptor {
@@ -473,7 +480,7 @@ public final class CaptureSession {
             let stall = Environment.value("MICMON_TEST_WRITER_STALL_SECONDS").flatMap { Double($0) } ?? 0
             writer = TakeWriter(
                 first: firstFile, opener: opener, rotation: configuration.rotation, sampleRate: sampleRate,
-                samples: samples.consumer, drops: drops.consumer,
+                samples: samples.consumer, drops: drops.consumer, serverGaps: parts.serverGapRing.consumer,
                 counters: parts.counters, channelCount: parts.recordedChannelCount, control: control,
                 events: events, metadata: metadata, onFileClosed: configuration.onFileClosed, stallSeconds: stall)
         } else {
@@ -602,9 +609,13 @@ public final class CaptureSession {
         drainServerGaps()
     }
 
+    /// A recording's writer reads the server-gap log itself (each file learns the gaps within
+    /// it before it closes); without one the gaps are taken here.
     private func drainServerGaps() {
-        Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
-            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        if writer == nil {
+            Self.drain(parts.serverGapRing.consumer, into: &serverGapLog) { gap in
+                events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+            }
         }
         Self.drain(parts.missedRing.consumer, into: &missedLog)
     }
@@ -693,7 +704,6 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
-        // The last server gaps into the event log before the writer places the file's markers.
         drainServerGaps()
         let written = writer?.finish()
         let analysed = analysis?.finish()
@@ -703,7 +713,7 @@ public final class CaptureSession {
             framesTaken: framesTaken, framesWritten: written?.framesWritten ?? 0,
             framesDropped: framesDropped, serverGapCount: counters.pointee.serverGaps.load(ordering: .relaxed),
             framesSkippedByServer: counters.pointee.framesSkippedByServer.load(ordering: .relaxed),
-            serverGaps: serverGapLog,
+            serverGaps: written?.serverGaps ?? serverGapLog,
             drops: written?.drops ?? [], xruns: xruns,
             readings: readings(), fileError: written?.failure, serverWasLost: serverLost || serverIsGone,
             sampleRateChanged: sampleRateChanged, callbackTiming: core.memory.timingSummary())
@@ -716,6 +726,7 @@ public final class CaptureSession {
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
         final.framesPaused = written?.framesPaused ?? 0
+        if hasTrigger { final.framesArmed = written?.framesArmed ?? 0 }
         final.streamed = streams
         final.changedSampleRate = changedSampleRate
         final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {

@@ -3,6 +3,7 @@
 // object (docs/json.md "The take sidecar"), which `micmon report --svg` also reads. Pure text;
 // the writer thread writes it (`TakeMetadata.writeSidecar`).
 
+import JSONText
 import SoundFile
 
 /// The sidecar's text.
@@ -80,27 +81,8 @@ enum Sidecar {
 
     private static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
 
-    /// A JSON string (RFC 8259): `"` and `\` escaped, control characters as `\u00XX`.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
-    }
+    /// A JSON string (RFC 8259), as every JSON text micmon writes has it (`JSONText`).
+    static func quoted(_ text: String) -> String { JSONText.quoted(text) }
 }
 
 extension String {

@@ -140,21 +140,25 @@ public struct ClosedTakeFile: Sendable, Equatable {
     public var frameCount: UInt64
     /// The take frames the file spans (first to last, pauses included).
     public var takeRange: Range<UInt64>
-    /// Frames of silence micmon put in place of lost ones, and the graph-wide gaps within it.
+    /// Frames of silence micmon put in place of lost ones.
     public var framesDropped: UInt64
+    /// The graph-wide gaps whose place falls within `takeRange` (every client lost those cycles;
+    /// nothing is written for them), and the frames they span.
     public var serverGaps: UInt64
+    public var serverGapFrames: UInt64
     /// Set when the file ended on an error (it holds everything up to the fault).
     public var failure: String?
 
     public init(
         path: String, frameCount: UInt64, takeRange: Range<UInt64>, framesDropped: UInt64 = 0,
-        serverGaps: UInt64 = 0, failure: String? = nil
+        serverGaps: UInt64 = 0, serverGapFrames: UInt64 = 0, failure: String? = nil
     ) {
         self.path = path
         self.frameCount = frameCount
         self.takeRange = takeRange
         self.framesDropped = framesDropped
         self.serverGaps = serverGaps
+        self.serverGapFrames = serverGapFrames
         self.failure = failure
     }
 }

@@ -102,7 +102,7 @@ final class TakeFileFinisher: @unchecked Sendable {
         let closed = ClosedTakeFile(
             path: kept ?? file.path, frameCount: file.timeline.frameCount,
             takeRange: file.timeline.takeRange ?? 0 ..< 0, framesDropped: file.framesDropped,
-            failure: failure?.description)
+            serverGaps: file.serverGaps, serverGapFrames: file.serverGapFrames, failure: failure?.description)
         state.withLock { state in
             if state.closed.count >= Self.listLimit { state.closed.removeFirst(state.closed.count / 2) }
             state.closed.append(closed)

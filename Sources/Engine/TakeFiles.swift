@@ -5,6 +5,7 @@
 
 import Platform
 import SoundFile
+import Synchronization
 
 /// FILE as a pattern: strftime fields (`logs/%Y-%m-%d/%H%M%S.flac`), filled in with the local
 /// time of a file's first frame. Pure; any thread.
@@ -60,6 +61,10 @@ final class TakeFile: @unchecked Sendable {
     var timeline = FileTimeline()
     /// Frames of silence written in place of lost ones.
     var framesDropped: UInt64 = 0
+    /// The graph-wide gaps whose place falls within the take frames it spans, and their frames
+    /// (nothing written for them): counted when it is closed.
+    var serverGaps: UInt64 = 0
+    var serverGapFrames: UInt64 = 0
     /// The wall-clock time its first frame was taken at, as named.
     let wallClock: Double
     /// Its `bext` facts and sidecar state, from just before its first frame (nil before, and
@@ -80,10 +85,42 @@ final class TakeFile: @unchecked Sendable {
     }
 }
 
+/// The names a run gave its files, so that none is given twice, nor replaced with `--force`,
+/// across all the run's takes (`--wait-server` starts a take per server, each with its own
+/// writer): for each name the pattern gave (before numbering), the highest number given with it
+/// (1: the name itself), for the latest `limit` such names, so memory stays flat however long
+/// the run (a pattern with time fields gives a new name each file, and never that name again
+/// unless the clock goes back). Any non-realtime thread.
+public final class TakeFileNames: Sendable {
+    static let limit = 64
+    private struct Given {
+        var base: String
+        var number: Int
+    }
+    /// Oldest first.
+    private let given = Mutex<[Given]>([])
+
+    public init() {}
+
+    /// The first number not yet given with `base` (1 when none was).
+    func nextNumber(for base: String) -> Int {
+        given.withLock { given in (given.last { $0.base == base }?.number ?? 0) + 1 }
+    }
+
+    /// `base` was given with `number` (its latest, kept as the newest entry).
+    func note(_ base: String, number: Int) {
+        given.withLock { given in
+            given.removeAll { $0.base == base }
+            given.append(Given(base: base, number: number))
+            if given.count > Self.limit { given.removeFirst(given.count - Self.limit) }
+        }
+    }
+}
+
 /// Opens the files of a take from FILE: fills in the pattern, makes the folders, and picks a
-/// name nothing is at (`numbersTakenNames`: `-2`, `-3` … before the extension) or, with
-/// `replacesExisting`, replaces what is there (never a file of this run). Any non-realtime
-/// thread, one at a time.
+/// name nothing is at (`numbersTakenNames`: `-2`, `-3` … before the extension, after the
+/// numbers the run gave already, `names`) or, with `replacesExisting`, replaces what is there
+/// (never a file of this run). Any non-realtime thread, one at a time.
 struct TakeFileOpener: Sendable {
     let pattern: FilePattern
     let format: AudioFileFormat
@@ -94,6 +131,8 @@ struct TakeFileOpener: Sendable {
     /// A file of a rotation or trigger run: a name already there gets a number instead of a
     /// refusal. Off, FILE is refused when something is there (a plain take, as before).
     let numbersTakenNames: Bool
+    /// The names the run gave so far, in this take and its earlier ones.
+    var names = TakeFileNames()
 
     /// The name the file whose first frame is at `wallClock` gets, before numbering.
     func name(at wallClock: Double) throws(SoundFileError) -> String {
@@ -103,23 +142,22 @@ struct TakeFileOpener: Sendable {
         return name
     }
 
-    /// Creates the file (and its intermediate) for a first frame at `wallClock`. `recent`: the
-    /// names this run gave its latest files, which are never replaced.
-    func open(at wallClock: Double, recent: [String] = []) throws(SoundFileError) -> TakeFile {
+    /// Creates the file (and its intermediate) for a first frame at `wallClock`. A name the run
+    /// gave already (`names`) is never given again, so never replaced.
+    func open(at wallClock: Double) throws(SoundFileError) -> TakeFile {
         let base = try name(at: wallClock)
         let folder = FileSystem.parentFolder(of: base)
         do { try FileSystem.makeFolders(folder) } catch {
             throw SoundFileError(.create, path: base, message: "cannot make folder \(folder): \(error.description)")
         }
-        var number = 1
+        var number = numbersTakenNames ? names.nextNumber(for: base) : 1
         while true {
             let path = number == 1 ? base : FilePattern.numbered(base, number)
+            let given = number
             number += 1
-            let isRecent = recent.contains(path)
             let partial = TakeWriter.partialPath(for: path)
             let intermediate = format.container.intermediate
             if numbersTakenNames && number < 10_000 {
-                if isRecent { continue }
                 if !replacesExisting && PathEntry(path: path, followingLinks: false) != nil { continue }
                 if intermediate != nil && PathEntry(path: partial, followingLinks: false) != nil { continue }
             } else if intermediate != nil, PathEntry(path: partial, followingLinks: false) != nil {
@@ -131,14 +169,16 @@ struct TakeFileOpener: Sendable {
             do throws(SoundFileError) {
                 let file = try SoundFileWriter(
                     path: path, format: format, sampleRate: sampleRate, channelCount: channelCount,
-                    replacesExisting: replacesExisting && !isRecent)
+                    replacesExisting: replacesExisting)
                 guard let intermediate else {
+                    names.note(base, number: given)
                     return TakeFile(path: path, file: file, final: nil, wallClock: wallClock)
                 }
                 do throws(SoundFileError) {
                     let written = try SoundFileWriter(
                         path: partial, format: AudioFileFormat(container: intermediate, encoding: .float),
                         sampleRate: sampleRate, channelCount: channelCount)
+                    names.note(base, number: given)
                     return TakeFile(path: path, file: written, final: file, wallClock: wallClock)
                 } catch {
                     file.discard()

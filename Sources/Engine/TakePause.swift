@@ -1,18 +1,15 @@
 // Pause and resume on the writer side: of each run of take frames the writer is about to put in
-// a file, which part is written, and where the file's frames come from (`FileTimeline`). Owned
-// and called by the writer thread only.
+// a file, which part is written. Owned and called by the writer thread only.
 
 /// What pause and resume requests leave of the take in the file. The writer gives it each run
 /// of take frames (samples or the silence of a drop) before writing it; the gate says which
-/// parts to write, applies the pauses and resumes that fall in the run, and keeps the file's
-/// timeline. A request applies at its take frame, or at the first frame not yet written when
-/// that has already passed (the event it returns says where it applied).
+/// parts to write and applies the pauses and resumes that fall in the run (each `TakeFile` keeps
+/// its own timeline of what was written). A request applies at its take frame, or at the first
+/// frame not yet written when that has already passed (the event it returns says where it
+/// applied).
 ///
-/// One piece on its own, so a writer that splits a take into several files can run each file's
-/// frames through it (`timeline` then belongs to the current file: `startFile()` on a split).
+/// One piece on its own: the pause state carries on across the files a split take is cut into.
 struct PauseGate {
-    /// Where the current file's frames come from.
-    private(set) var timeline = FileTimeline()
     /// Writing stopped at a pause and not yet resumed (as of the frames given so far).
     private(set) var isPaused = false
     /// Take frames left out of the file by pauses so far.
@@ -29,12 +26,8 @@ struct PauseGate {
         pending.insert(request, at: place)
     }
 
-    /// A new file begins: its timeline starts empty (the pause state carries on). Writer thread.
-    mutating func startFile() { timeline = FileTimeline() }
-
     /// For the next `count` frames of the take from `takeFrame` on: calls `write(offset, length)`
-    /// for each part to write (offsets from `takeFrame`, in order, never overlapping), notes them
-    /// in the timeline, and returns the pauses and resumes that took effect, at the take frame
+    /// for each part to write (offsets from `takeFrame`, in order, never overlapping) and returns the pauses and resumes that took effect, at the take frame
     /// where each did. A pause when paused, or a resume when writing, changes nothing and is not
     /// returned. Writer thread.
     mutating func admit(
@@ -55,7 +48,6 @@ struct PauseGate {
                 framesPaused += length
             } else {
                 write(offset, length)
-                timeline.append(takeFrame: here, count: length)
             }
             offset += length
         }

@@ -47,6 +47,9 @@ final class TakeWriter: @unchecked Sendable {
 
     private let samples: SPSCRing<Float>.Consumer
     private let drops: SPSCRing<DropEvent>.Consumer
+    /// The session's server-gap log (graph-wide gaps, from the kernel): read here, so each gap
+    /// is on the event log before the writer closes the file it falls in. Nil: none kept.
+    private let serverGaps: SPSCRing<DropEvent>.Consumer?
     private let counters: UnsafeMutablePointer<CaptureCounters>
     private let channelCount: Int
     private let sampleRate: Int
@@ -96,6 +99,9 @@ final class TakeWriter: @unchecked Sendable {
     private var position: UInt64 = 0
     private var pendingDrops: [DropEvent] = []
     private var dropHistory: [DropEvent] = []
+    /// The run's server gaps in order (the first `CaptureSession.serverGapListLimit`; all go to
+    /// the event log).
+    private var serverGapHistory: [DropEvent] = []
     private var failure: SoundFileError?
     /// The file being written, or nil while armed.
     private var current: TakeFile?
@@ -108,8 +114,8 @@ final class TakeWriter: @unchecked Sendable {
     private var requestedSplits: [UInt64] = []
     /// Consecutive frames, up to `position`, below the off level (trigger runs).
     private var framesBelowOff: UInt64 = 0
-    /// Names given to the run's latest files (never replaced, even with --force).
-    private var recentNames: [String] = []
+    /// Take frames spent armed that no file holds (a pre-roll that reached a file is not).
+    private var framesArmed: UInt64 = 0
     /// Frames the closed files hold, and all files with the current one.
     private var closedWritten: UInt64 = 0
     private var totalWritten: UInt64 = 0
@@ -123,6 +129,7 @@ final class TakeWriter: @unchecked Sendable {
     init(
         first: TakeFile?, opener: TakeFileOpener, rotation: TakeRotation = TakeRotation(), sampleRate: Int,
         samples: SPSCRing<Float>.Consumer, drops: SPSCRing<DropEvent>.Consumer,
+        serverGaps: SPSCRing<DropEvent>.Consumer? = nil,
         counters: UnsafeMutablePointer<CaptureCounters>, channelCount: Int, control: TakeControl? = nil,
         events: TakeEventLog = TakeEventLog(), metadata: TakeMetadata? = nil,
         onFileClosed: (@Sendable (ClosedTakeFile) -> Void)? = nil, startsPaused: Bool = false,
@@ -136,6 +143,7 @@ final class TakeWriter: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.samples = samples
         self.drops = drops
+        self.serverGaps = serverGaps
         self.counters = counters
         self.channelCount = channelCount
         self.control = control
@@ -155,7 +163,6 @@ final class TakeWriter: @unchecked Sendable {
         onMagnitude = rotation.trigger.map { LevelTrigger.magnitude(decibels: $0.onDecibels) } ?? 0
         offMagnitude = rotation.trigger.map { LevelTrigger.magnitude(decibels: $0.offDecibels) } ?? 0
         if rotation.trigger != nil && first == nil { triggerState.store(0, ordering: .relaxed) }
-        if let first { recentNames.append(first.path) }
         silence = .allocate(capacity: Self.silenceFrames * channelCount)
         silence.initialize(repeating: 0)
     }
@@ -211,16 +218,18 @@ final class TakeWriter: @unchecked Sendable {
     /// for it. Call only once the realtime side has stopped (client deactivated or gone). Main thread.
     func finish() -> (
         drops: [DropEvent], failure: SoundFileError?, framesWritten: UInt64, keptPartial: String?,
-        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64
+        files: [ClosedTakeFile], fileCount: Int, framesPaused: UInt64, serverGaps: [DropEvent], framesArmed: UInt64
     ) {
         stopRequested.store(true, ordering: .releasing)
         wakeUp.signal()
         thread?.join()
         thread = nil
+        // The thread is gone (or never ran): the gap log's reader is now this thread.
+        drainServerGaps()
         let finished = finisher.finish()
         return (
             dropHistory, failure ?? finished.failure, totalWritten, finished.keptPartial, finished.closed,
-            finished.closedCount, gate.framesPaused
+            finished.closedCount, gate.framesPaused, serverGapHistory, framesArmed
         )
     }
 
@@ -292,6 +301,7 @@ final class TakeWriter: @unchecked Sendable {
                 }
                 done += crossing
                 position += UInt64(crossing)
+                framesArmed += UInt64(crossing)
                 if crossing < left { startTriggeredFile() }
                 continue
             }
@@ -394,17 +404,17 @@ final class TakeWriter: @unchecked Sendable {
         let held = UInt64(preRoll?.frameCount ?? 0)
         let first = position - held
         let file: TakeFile
-        do { file = try opener.open(at: clock.wallClock(ofTakeFrame: first), recent: recentNames) } catch {
+        do { file = try opener.open(at: clock.wallClock(ofTakeFrame: first)) } catch {
             fail(error)
             return
         }
-        remember(file.path)
         current = file
         framesBelowOff = 0
         triggerState.store(1, ordering: .relaxed)
         events.append(TakeEvent(.triggerStart, at: position))
         beginFile(at: first)
         position = first
+        framesArmed -= min(held, framesArmed)  // the pre-roll goes into the file
         preRoll?.takeAll { write($0, frames: $0.count / channelCount) }
     }
 
@@ -432,11 +442,10 @@ final class TakeWriter: @unchecked Sendable {
                 fail(upcomingFailure)
                 return
             }
-            do { next = try opener.open(at: clock.wallClock(ofTakeFrame: takeFrame), recent: recentNames) } catch {
+            do { next = try opener.open(at: clock.wallClock(ofTakeFrame: takeFrame)) } catch {
                 fail(error)
                 return
             }
-            remember(next.path)
         }
         upcoming = nil
         upcomingFailure = nil
@@ -448,7 +457,6 @@ final class TakeWriter: @unchecked Sendable {
 
     /// Notes where the current file starts and places its split boundary.
     private func beginFile(at takeFrame: UInt64) {
-        gate.startFile()
         headerPosition = 0
         boundary = nil
         if let seconds = rotation.splitSeconds, let splitFrames {
@@ -472,17 +480,11 @@ final class TakeWriter: @unchecked Sendable {
         let ahead = UInt64(Self.lookaheadSeconds * Double(sampleRate))
         guard boundary <= position + ahead else { return }
         do {
-            let file = try opener.open(at: clock.wallClock(ofTakeFrame: boundary), recent: recentNames)
-            remember(file.path)
+            let file = try opener.open(at: clock.wallClock(ofTakeFrame: boundary))
             upcoming = file
         } catch {
             upcomingFailure = error  // the current file is written to its end first
         }
-    }
-
-    private func remember(_ path: String) {
-        recentNames.append(path)
-        if recentNames.count > 16 { recentNames.removeFirst() }
     }
 
     /// Splits posted by the control side (`TakeRequest(.split)`); the other kinds are applied by
@@ -504,6 +506,12 @@ final class TakeWriter: @unchecked Sendable {
         guard let file = current else { return }
         current = nil
         closedWritten += UInt64(file.file.framesWritten)
+        if let range = file.timeline.takeRange {
+            // Every gap before the frames written so far is on the log (`drain`).
+            let gaps = events.events(in: range).filter { $0.kind == .serverGap }
+            file.serverGaps = UInt64(gaps.count)
+            file.serverGapFrames = gaps.reduce(0) { $0 + $1.frameCount }
+        }
         var closeFailure = failure
         let cues = file.metadata.map { metadata?.cuePoints(for: $0, timeline: file.timeline) ?? [] } ?? []
         if failure == nil {
@@ -547,6 +555,9 @@ final class TakeWriter: @unchecked Sendable {
             pendingDrops.append(slices.first[0])
             drops.commitRead(count: 1)
         }
+        // The kernel logs a gap before it commits the frames after its place: every gap that
+        // falls before the frames available now is read here, before they are written.
+        drainServerGaps()
         while failure == nil {
             if let next = pendingDrops.first, next.startFrame == position {
                 pendingDrops.removeFirst()
@@ -607,6 +618,19 @@ final class TakeWriter: @unchecked Sendable {
         position += UInt64(frames)
         totalWritten = closedWritten + UInt64(file.file.framesWritten)
         framesWritten.store(totalWritten, ordering: .relaxed)
+    }
+
+    /// Takes the server gaps logged since the last look onto the event log (and the run's list).
+    /// Writer thread (the main thread once the writer was joined).
+    private func drainServerGaps() {
+        guard let serverGaps else { return }
+        let slices = serverGaps.readableSlices()
+        guard slices.count > 0 else { return }
+        for gap in [slices.first, slices.second].joined() {
+            if serverGapHistory.count < CaptureSession.serverGapListLimit { serverGapHistory.append(gap) }
+            events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
+        }
+        serverGaps.commitRead(count: slices.count)
     }
 
     private func takeSilence(frames: UInt64) {

@@ -1,4 +1,5 @@
-// Local calendar time for a recorder's file names: now (`WallClock`), `strftime` of a pattern at a time, the local UTC offset, and making the folders a path needs.
+// Local calendar time for a recorder's file names: now (`WallClock`), `strftime` of a pattern at a
+// time, the local UTC offset.
 // For naming and aligning a recorder's files. Any non-realtime thread.
 
 import Glibc
@@ -25,27 +26,5 @@ public enum CalendarTime {
         var parts = tm()
         guard localtime_r(&time, &parts) != nil else { return 0 }
         return Double(parts.tm_gmtoff)
-    }
-}
-
-extension FileSystem {
-    /// Makes `folder` and every missing folder above it (mode 0777 less the umask). Throws the
-    /// system's error for the first that cannot be made; an existing folder is fine.
-    public static func makeFolders(_ folder: String) throws(SystemError) {
-        if folder.isEmpty || PathEntry(path: folder, followingLinks: true)?.isDirectory == true { return }
-        let parent = parentFolder(of: folder)
-        if parent != folder { try makeFolders(parent) }
-        if mkdir(folder, 0o777) != 0 && errno != EEXIST { throw SystemError.current }
-    }
-
-    /// The nearest folder at or above `folder` that exists (what `makeFolders` would build on).
-    public static func nearestExistingFolder(of folder: String) -> String {
-        var current = folder
-        while PathEntry(path: current, followingLinks: true) == nil {
-            let parent = parentFolder(of: current)
-            if parent == current { break }
-            current = parent
-        }
-        return current
     }
 }

@@ -1,5 +1,6 @@
-// Files by path: removing, folders, whole small files read and written at once. Any
-// non-realtime thread (what is at a path: PathEntry.swift).
+// Files by path: removing, folders (made as a path needs them, the nearest that exists), whole
+// small files read and written at once. Any non-realtime thread (what is at a path:
+// PathEntry.swift).
 
 import Glibc
 
@@ -13,6 +14,40 @@ public enum FileSystem {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let folder = String(path[..<slash])
         return folder.isEmpty ? "/" : folder
+    }
+
+    /// Makes `folder` and every missing folder above it (mode 0777 less the umask). Throws the
+    /// system's error for the first that cannot be made; an existing folder is fine.
+    public static func makeFolders(_ folder: String) throws(SystemError) {
+        if folder.isEmpty || PathEntry(path: folder, followingLinks: true)?.isDirectory == true { return }
+        let parent = parentFolder(of: folder)
+        if parent != folder { try makeFolders(parent) }
+        if mkdir(folder, 0o777) != 0 && errno != EEXIST { throw SystemError.current }
+    }
+
+    /// The nearest folder at or above `folder` that exists (what `makeFolders` would build on;
+    /// it may be a file, which `makeFolders` then cannot build on).
+    public static func nearestExistingFolder(of folder: String) -> String {
+        nearestExisting(from: folder) { _ in true }
+    }
+
+    /// The nearest folder at or above `path`'s folder that exists as a folder (a pattern's
+    /// folders may not be made yet): where a file at `path` would take its space from. "." for a
+    /// bare name.
+    public static func existingFolder(containing path: String) -> String {
+        nearestExisting(from: parentFolder(of: path)) { $0.isDirectory }
+    }
+
+    /// The one folder walk: `folder`, then each folder above it, up to the first whose entry
+    /// exists and is `accepted`, or the top of the path ("/" or ".") when none is.
+    private static func nearestExisting(from folder: String, accepted: (PathEntry) -> Bool) -> String {
+        var current = folder
+        while true {
+            if let entry = PathEntry(path: current, followingLinks: true), accepted(entry) { return current }
+            let parent = parentFolder(of: current)
+            if parent == current { return current }
+            current = parent
+        }
     }
 
     /// Writes `text` to `path` whole or not at all: into a new file beside it

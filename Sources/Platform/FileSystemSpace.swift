@@ -53,17 +53,4 @@ extension FileSystem {
         return .success(
             FileSystemSpace(availableBytes: UInt64(info.f_bavail) * unit, totalBytes: UInt64(info.f_blocks) * unit))
     }
-
-    /// The nearest folder at or above `path`'s folder that exists (a pattern's folders may not be
-    /// made yet): where a file at `path` would take its space from. "." for a bare name.
-    public static func existingFolder(containing path: String) -> String {
-        var folder = parentFolder(of: path)
-        while true {
-            if let entry = PathEntry(path: folder, followingLinks: true), entry.isDirectory { return folder }
-            if folder == "/" || folder == "." { return folder }
-            let up = parentFolder(of: folder)
-            if up == folder { return folder }
-            folder = up
-        }
-    }
 }

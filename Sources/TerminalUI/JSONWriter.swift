@@ -1,29 +1,17 @@
-/// The one JSON writer: every JSON object micmon prints is built with `JSONObject`, so string
-/// escaping and number formatting happen in one place. Pure; any thread.
+// The one JSON writer: every JSON object micmon prints is built with `JSONObject`, so string
+// escaping and number formatting happen in one place. Pure; any thread.
+
+import JSONText
+
+/// JSON's string literals, numbers and the schema version.
 public enum JSON {
     /// The `"schema"` every top-level object carries; raised when a key changes meaning or goes.
     public static let schemaVersion = 1
 
     /// A JSON string literal, quotes included: `"` and `\` escaped, control characters
-    /// (U+0000…U+001F) as `\u00XX`, everything else (non-ASCII too) passed through as UTF-8.
-    public static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u00" + (hex.count == 1 ? "0" : "") + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// (U+0000…U+001F) as `\u00XX`, everything else (non-ASCII too) passed through as UTF-8
+    /// (`JSONText.quoted`, which the Engine's sidecar writes with too).
+    public static func quoted(_ text: String) -> String { JSONText.quoted(text) }
 
     /// `value` with `decimals` digits, or `null` when it is nil or not finite.
     public static func number(_ value: Double?, decimals: Int) -> String {

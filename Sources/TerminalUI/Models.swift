@@ -174,6 +174,9 @@ public struct SessionSummary: Sendable, Equatable {
 
     public var durationSeconds: Double
     public var frames: UInt64
+    /// With `--trigger`: frames of the take spent armed that no file holds (then `frames` are
+    /// the files' frames); nil without a trigger.
+    public var framesArmed: UInt64?
     public var sampleRate: Int
     public var channels: [Channel]
     public var xruns: UInt64

@@ -34,7 +34,12 @@ public enum SummaryFormatter {
         }
         lines.append(
             "  duration:  " + TextFormat.fixed(s.durationSeconds, decimals: 3) + " s, "
-                + "\(s.frames) frames at \(s.sampleRate) Hz")
+                + "\(s.frames) frames at \(s.sampleRate) Hz" + (s.framesArmed == nil ? "" : " in the files"))
+        if let armed = s.framesArmed {
+            lines.append(
+                "  armed:     " + TextFormat.fixed(seconds(armed, s.sampleRate), decimals: 3) + " s, "
+                    + "\(armed) frames waiting for the trigger (in no file)")
+        }
         if s.framesMissing > 0 {
             lines.append(
                 "  missing:   \(s.framesMissing) frames ("
@@ -194,6 +199,10 @@ public enum SummaryFormatter {
         object.string("file", s.filePath)
         object.number("duration_s", s.durationSeconds, decimals: 3)
         object.integer("frames", s.frames)
+        if let armed = s.framesArmed {
+            object.integer("frames_armed", armed)
+            object.number("armed_s", seconds(armed, s.sampleRate), decimals: 3)
+        }
         object.integer("sample_rate", s.sampleRate)
         object.objects("channels", channels)
         object.integer("non_finite_replaced", s.nonFiniteReplaced)

@@ -85,6 +85,8 @@ enum CaptureCommand {
         controls: CaptureControls = CaptureControls()
     ) -> ExitCode {
         var configuration = first
+        // A name given by one take of the run is never given by a later one (nor replaced).
+        configuration.fileNames = TakeFileNames()
         var takeNumber = 1
         while true {
             let code = run(

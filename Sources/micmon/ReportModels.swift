@@ -73,10 +73,12 @@ extension InputRouteChange {
 extension SessionSummary {
     init(_ summary: CaptureSummary, reason: StopReason, path: String?) {
         let timing = summary.callbackTiming
+        // A paused take's length is the frames it holds; a triggered run's, the frames its
+        // files hold (the time armed is said apart).
+        let frames = summary.framesArmed == nil ? summary.framesTaken - summary.framesPaused : summary.framesWritten
         self.init(
-            // A paused take's length is the frames it holds.
-            durationSeconds: Double(summary.framesTaken - summary.framesPaused) / Double(summary.sampleRate),
-            frames: summary.framesTaken - summary.framesPaused,
+            durationSeconds: Double(frames) / Double(summary.sampleRate),
+            frames: frames,
             sampleRate: summary.sampleRate,
             channels: zip(summary.channelNames, summary.readings).map { name, reading in
                 SessionSummary.Channel(name: name, reading: reading)
@@ -93,6 +95,7 @@ extension SessionSummary {
                     executionMean: timing.execution.mean, executionP99: timing.execution.p99,
                     executionMax: timing.execution.max, periodUsecs: timing.periodUsecs))
         framesSkippedByServer = summary.framesSkippedByServer
+        framesArmed = summary.framesArmed
         nonFiniteReplaced = summary.monitorNonFiniteReplaced
         partialPath = summary.partialPath
         serverGapCount = summary.serverGapCount

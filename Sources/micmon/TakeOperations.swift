@@ -48,8 +48,9 @@ final class TakeOperations {
     private let thread: OperationsThread?
     private let retention: Retention?
     /// The take's timeline events (splits, triggers, marks…) when the session keeps a log; the
-    /// hooks follow it from `eventsSeen` on.
-    var eventLog: TakeEventLog?
+    /// hooks follow it from `eventsSeen` on (each take of a `--wait-server` run has its own log,
+    /// followed from its start).
+    var eventLog: TakeEventLog? { didSet { eventsSeen = 0 } }
     private var eventsSeen = 0
     /// What the session's writer calls for each finalized file (`CaptureConfiguration.onFileClosed`).
     let fileClosedRelay = FileClosedRelay()
@@ -239,6 +240,7 @@ final class TakeOperations {
                     "MICMON_SAMPLE_RATE": String(sampleRate),
                     "MICMON_PATTERN": pattern, "MICMON_FILE": file.path, "MICMON_FRAMES": String(file.frameCount),
                     "MICMON_DROPS": String(file.framesDropped), "MICMON_SERVER_GAPS": String(file.serverGaps),
+                    "MICMON_SERVER_GAP_FRAMES": String(file.serverGapFrames),
                     "MICMON_TAKE_START_FRAME": String(file.takeRange.lowerBound), "MICMON_TAKE_END_FRAME": String(end),
                     "MICMON_DURATION": TextFormat.fixed(
                         Double(file.frameCount) / Double(max(sampleRate, 1)), decimals: 3),

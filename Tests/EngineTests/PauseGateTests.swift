@@ -29,9 +29,6 @@ struct PauseGateTests {
         #expect(frames == Array(0 ..< 10) + Array(25 ..< 40))
         #expect(events == [TakeEvent(.pause, at: 10), TakeEvent(.resume, at: 25)])
         #expect(gate.framesPaused == 15)
-        #expect(gate.timeline.frameCount == 25)
-        #expect(gate.timeline.spans.count == 2)
-        #expect(gate.timeline.fileFrame(ofTakeFrame: 25) == 10)
     }
 
     @Test("requests across runs, a late request applies at the first frame not yet written")

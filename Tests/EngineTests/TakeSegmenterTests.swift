@@ -34,12 +34,13 @@ final class TakeSegmenterTests {
     }
 
     func makeWriter(
-        _ rotation: TakeRotation, control: TakeControl? = nil, events: TakeEventLog = TakeEventLog()
+        _ rotation: TakeRotation, control: TakeControl? = nil, events: TakeEventLog = TakeEventLog(),
+        pattern: String = "/take-%H%M%S.wav", replacesExisting: Bool = false, names: TakeFileNames = TakeFileNames()
     ) throws -> TakeWriter {
         let opener = TakeFileOpener(
-            pattern: FilePattern(folder + "/take-%H%M%S.wav"),
-            format: AudioFileFormat(container: .wav, encoding: .float),
-            sampleRate: Self.rate, channelCount: 2, replacesExisting: false, numbersTakenNames: true)
+            pattern: FilePattern(folder + pattern), format: AudioFileFormat(container: .wav, encoding: .float),
+            sampleRate: Self.rate, channelCount: 2, replacesExisting: replacesExisting, numbersTakenNames: true,
+            names: names)
         let first = rotation.trigger == nil ? try opener.open(at: 0) : nil
         return TakeWriter(
             first: first, opener: opener, rotation: rotation, sampleRate: Self.rate, samples: samples.consumer,
@@ -153,6 +154,29 @@ final class TakeSegmenterTests {
                 TakeEvent(.triggerStart, at: 21400), TakeEvent(.triggerStop, at: 22210),
             ])
         #expect(result.framesWritten == UInt64(expected.map(\.count).reduce(0, +)))
+    }
+
+    @Test("--force never replaces a file of the run: 20 triggered takes of one name, then a later take's")
+    func forceKeepsTheRunsFiles() throws {
+        var rotation = TakeRotation()
+        rotation.trigger = LevelTrigger(onDecibels: -12, hangSeconds: 0.1)
+        let names = TakeFileNames()
+        let bursts = (0 ..< 20).map { 1000 + 2000 * $0 ..< 1100 + 2000 * $0 }
+        let writer = try makeWriter(rotation, pattern: "/burst.wav", replacesExisting: true, names: names)
+        writer.start()
+        queue(0 ..< 41000, bursts: bursts)
+        let result = writer.finish()
+        #expect(result.files.map(\.path) == [folder + "/burst.wav"] + (2 ... 20).map { folder + "/burst-\($0).wav" })
+        for (file, burst) in zip(result.files, bursts) {
+            try expectHolds(file, burst.lowerBound ..< burst.upperBound + 800, bursts: bursts)
+        }
+        // The run's next take (the server came back): numbered on, nothing replaced.
+        counters.pointee.framesTaken.store(0, ordering: .relaxed)
+        let later = try makeWriter(rotation, pattern: "/burst.wav", replacesExisting: true, names: names)
+        later.start()
+        queue(0 ..< 2000, bursts: [1000 ..< 1100])
+        #expect(later.finish().files.map(\.path) == [folder + "/burst-21.wav"])
+        try expectHolds(result.files[0], 1000 ..< 1900, bursts: bursts)
     }
 
     @Test("trigger on one chosen channel")

@@ -178,13 +178,7 @@ extension JackIntegrationTests {
         @Test("--wait-server: the take is finalized, micmon waits, then goes on into take-2.wav")
         func waitForServer() throws {
             let name = "micmon-wait-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             let folder = TestEnvironment.scratchFolder("wait")
             let child = try MicmonProcess([
                 "record", folder + "/take.wav", "-s", name, "-p", "system:capture_*", "--wait-server", "--json",
@@ -194,7 +188,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
             #expect(child.process.isRunning, "micmon should be waiting for the server")
-            server = try startServer()
+            server = try TestJackServer.start(name)
             #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
             // The second take's meter lines count from its own start.
             let secondTake = TestEnvironment.waitUntil(timeout: 30) {
@@ -218,13 +212,7 @@ extension JackIntegrationTests {
         @Test("--wait-server with --split: the files are finalized when the server goes, and the pattern goes on")
         func waitForServerWhileRotating() throws {
             let name = "micmon-waitrot-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             let folder = TestEnvironment.scratchFolder("waitrot")
             let child = try MicmonProcess([
                 "record", folder + "/take-%H%M%S.wav", "-s", name, "-p", "system:capture_*", "--split", "1s",
@@ -235,7 +223,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
             let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
-            server = try startServer()
+            server = try TestJackServer.start(name)
             let goesOn = TestEnvironment.waitUntil(timeout: 30) {
                 let now = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
                 return now.filter { !before.contains($0) && $0.hasSuffix(".wav") }.count >= 2
@@ -262,23 +250,102 @@ extension JackIntegrationTests {
             #expect(before.filter { $0.hasSuffix(".wav") }.count >= 2, "\(before)")
         }
 
+        /// The counter source's in_1 ramp passes -0.5 dBFS once every 65536 frames and falls below
+        /// -1 dBFS between, so with `--hang 2` a triggered take never ends by itself: the server
+        /// goes while one records, and the burst after the restart starts the next.
+        @Test(
+            "--wait-server with --trigger: the take cut by the server's loss is finalized exact; micmon waits, re-arms on the new server, and its burst is a new file, exact"
+        )
+        func waitForServerWhileTriggered() throws {
+            let name = "micmon-waittrig-\(getpid())"
+            var server = try TestJackServer.start(name)
+            var source = try ReferencePlayer.start(server: name, name: "trig-src")
+            defer {
+                source.signal(SIGTERM)
+                _ = source.wait(timeout: 10)
+                server.signal(SIGTERM)
+                server.wait(timeout: 10)
+            }
+            #expect(source.waitUntilRunning(seconds: 0.3), "the source did not start: \(source.stderrSoFar)")
+            let folder = TestEnvironment.scratchFolder("waittrig")
+            let rate = 48000
+            let preRoll = rate / 4
+            // --force: the run's own files are never replaced, by a later take of the run either.
+            let child = try MicmonProcess([
+                "record", folder + "/burst.wav", "-s", name, "-n", "trig-rec", "-p", "trig-src:out_1", "-p",
+                "trig-src:out_2", "--trigger", "-0.5", "--trigger-off", "-1", "--hang", "2", "--trigger-channel", "1",
+                "--pre-roll", "0.25", "--wait-server", "--force", "--json", "--on-event", "echo $MICMON_EVENT",
+            ])
+            func triggerStarts() -> Int { child.stdoutSoFar.components(separatedBy: "\"trigger_start\"").count - 1 }
+            #expect(
+                TestEnvironment.waitUntil(timeout: 30) { triggerStarts() >= 1 }, "no trigger: \(child.stderrSoFar)")
+            let triggeredAt = child.recorded?.frames ?? 0
+            #expect(child.waitUntilRecorded(seconds: Double(triggeredAt) / Double(rate) + 0.5), "\(child.stderrSoFar)")
+            server.signal(SIGTERM)
+            server.wait(timeout: 10)
+            _ = source.wait(timeout: 10)
+            #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
+            #expect(child.process.isRunning, "micmon should be waiting for the server")
+            server = try TestJackServer.start(name)
+            source = try ReferencePlayer.start(server: name, name: "trig-src")
+            #expect(child.waitUntilStderr(contains: "continuing into"), "stderr: \(child.stderrSoFar)")
+            #expect(
+                TestEnvironment.waitUntil(timeout: 30) { triggerStarts() >= 2 },
+                "no trigger on the new server: \(child.stderrSoFar)")
+            let secondAt = child.recorded?.frames ?? 0
+            #expect(child.waitUntilRecorded(seconds: Double(secondAt) / Double(rate) + 0.5), "\(child.stderrSoFar)")
+            child.signal(SIGINT)
+            let result = child.wait(timeout: 20)
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            // One summary a server: the first ended by its loss, the second by SIGINT.
+            let lines = result.stdout.split(separator: "\n")
+            let summaries = lines.indices.filter { lines[$0].contains("\"type\":\"summary\"") }
+            try #require(summaries.count == 2, "\(result.stdout.suffix(2000))")
+            #expect(lines[summaries[0]].contains("\"reason\":\"the JACK server went away\""))
+            #expect(lines[summaries[1]].contains("\"reason\":\"interrupted (SIGINT)\""))
+            let takes = [lines[..<summaries[0]], lines[summaries[0] + 1 ..< summaries[1]]]
+            var paths: [String] = []
+            for (index, take) in takes.enumerated() {
+                let text = take.filter { $0.contains("\"type\":\"event\"") }.joined(separator: "\n")
+                let files = try JackIntegrationTests.RotationIntegrationTests.files(
+                    String(lines[summaries[index]]) + "\n")
+                let starts = JackIntegrationTests.RotationIntegrationTests.eventFrames(text, "trigger_start")
+                try #require(files.count == 1 && starts.count == 1, "take \(index + 1): \(text.suffix(1500))")
+                let file = files[0]
+                paths.append(file.path)
+                // Whole and exact up to its end; it begins with the pre-roll before the crossing.
+                let outcome = try TakeCheck.verify(path: file.path)
+                #expect(outcome.isExact, "\(file.path): first mismatch at \(outcome.firstMismatch ?? -1)")
+                #expect(outcome.frameCount == file.frames && file.frames == file.takeEnd - file.takeStart)
+                #expect(file.takeStart == max(0, starts[0] - preRoll), "\(file.path): \(file)")
+                #expect(file.frames >= rate / 2, "\(file.path): \(file.frames) frames")
+                let summary = lines[summaries[index]]
+                let frames = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+                let armed = try #require(summary.firstMatch(of: /"frames_armed":(\d+)/).flatMap { Int($0.output.1) })
+                // The take ran in it to the end (the server's loss, then SIGINT): the summary counts
+                // its frames, and the time armed before it apart.
+                #expect(
+                    frames == file.frames && file.takeEnd == frames + armed, "take \(index + 1): \(file), \(summary)")
+            }
+            #expect(paths == [folder + "/burst.wav", folder + "/burst-2.wav"], "\(paths)")
+            let wavs = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") }
+            #expect(wavs.sorted() == ["burst-2.wav", "burst.wav"], "\(wavs)")
+            // Each take's log is followed from its start: both trigger starts ran the hook.
+            let hooks = lines.filter { $0.contains("\"type\":\"hook\"") && $0.contains("\"event\":\"trigger_start\"") }
+            #expect(hooks.count == 2 && hooks.allSatisfy { $0.contains("\"status\":\"ok\"") }, "\(hooks)")
+        }
+
         /// jack_metro is the source: an outside client of the private server, which goes away
         /// with it and is started again only after the server is back.
         @Test(
             "--wait-server: sources that return after the server are waited for; a taken continuation name is skipped")
         func waitForSources() throws {
             let name = "micmon-waitsrc-\(getpid())"
-            func startServer() throws -> ChildProcess {
-                let jackd = try ChildProcess(["jackd", "-n", name, "-S", "-d", "dummy", "-p", "256"])
-                try #require(
-                    Shell.run("jack_wait", "-s", name, "-w", "-t", "20") == 0, "jackd -n \(name) did not start")
-                return jackd
-            }
             func startSource() throws -> ChildProcess {
                 try ChildProcess(
                     ["jack_metro", "-b", "120", "-n", "metro"], environment: ["JACK_DEFAULT_SERVER": name])
             }
-            var server = try startServer()
+            var server = try TestJackServer.start(name)
             var source = try startSource()
             let folder = TestEnvironment.scratchFolder("waitsrc")
             // An earlier run's continuation: never overwritten without --force.
@@ -293,7 +360,7 @@ extension JackIntegrationTests {
             server.wait(timeout: 10)
             source.wait(timeout: 10)
             #expect(child.waitUntilStderr(contains: "waiting for server '\(name)'"), "stderr: \(child.stderrSoFar)")
-            server = try startServer()
+            server = try TestJackServer.start(name)
             #expect(
                 child.waitUntilStderr(contains: "waiting for source port(s) 'metro:120_bpm'"),
                 "stderr: \(child.stderrSoFar)")

@@ -1,3 +1,4 @@
+import DSP
 import Foundation
 import Glibc
 import SoundFile
@@ -43,12 +44,7 @@ extension JackIntegrationTests {
                     "--on-file-closed", "env | grep ^MICMON_ | sort > '\(folder)/env.txt'",
                 ], timeout: 30)
             #expect(result.exitCode == 0, "stderr: \(result.stderr)")
-            let environment = try String(contentsOfFile: folder + "/env.txt", encoding: .utf8)
-            let variables = Dictionary(
-                environment.split(separator: "\n").map {
-                    let parts = $0.split(separator: "=", maxSplits: 1)
-                    return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-                }, uniquingKeysWith: { $1 })
+            let variables = try Self.hookEnvironment(folder + "/env.txt")
             #expect(variables["MICMON_FILE"] == path)
             #expect(variables["MICMON_FRAMES"] == String(server.sampleRate))
             #expect(variables["MICMON_DROPS"] == "0")
@@ -61,6 +57,88 @@ extension JackIntegrationTests {
             #expect(result.stdout.split(separator: "\n").last?.contains("\"type\":\"summary\"") == true)
             let outcome = try TakeCheck.verify(path: path)
             #expect(outcome.isExact && outcome.frameCount == server.sampleRate)
+        }
+
+        /// The `MICMON_*` variables a hook wrote with `env | grep ^MICMON_ > FILE`, by name.
+        static func hookEnvironment(_ path: String) throws -> [String: String] {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            return Dictionary(
+                text.split(separator: "\n").map {
+                    let parts = $0.split(separator: "=", maxSplits: 1)
+                    return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+                }, uniquingKeysWith: { $1 })
+        }
+
+        /// A real server gap: on a private asynchronous jackd2, micmon is stopped (SIGSTOP) and,
+        /// while it is, the server too, so micmon's counter jumps with the driver's lateness stamp
+        /// changed: a graph-wide gap, nothing inserted (docs/timeline.md). With `--split 3s` it
+        /// falls in the first file; each file's hook must count the gaps within its take frames.
+        @Test("--on-file-closed: MICMON_SERVER_GAPS counts the gaps in that file's take frames, not the next file's")
+        func serverGapsPerFile() throws {
+            let name = "micmon-hook-gap-\(getpid())"
+            let server = try TestJackServer.start(name, synchronous: false)
+            defer {
+                server.signal(SIGCONT)
+                server.signal(SIGTERM)
+                server.wait(timeout: 10)
+            }
+            let source = try ReferencePlayer.start(server: name, name: "gap-src")
+            defer {
+                source.signal(SIGTERM)
+                _ = source.wait(timeout: 10)
+            }
+            #expect(source.waitUntilRunning(seconds: 0.3), "the source did not start: \(source.stderrSoFar)")
+            let folder = TestEnvironment.scratchFolder("hook-gap")
+            let child = try MicmonProcess([
+                "record", folder + "/take-%H%M%S.wav", "-s", name, "-n", "gap-rec", "-p", "gap-src:out_1", "-p",
+                "gap-src:out_2", "--split", "3s", "--duration", "6", "--json", "--on-file-closed",
+                "env | grep ^MICMON_ > '\(folder)'/env-$MICMON_TAKE_START_FRAME.txt",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 1), "micmon did not record 1 s: \(child.stderrSoFar)")
+            child.signal(SIGSTOP)
+            usleep(300_000)
+            server.signal(SIGSTOP)
+            usleep(1_000_000)
+            server.signal(SIGCONT)
+            usleep(300_000)
+            child.signal(SIGCONT)
+            let result = child.wait(timeout: 60)
+            #expect(!result.wasKilledBySignal, "stderr: \(result.stderr)")
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }, "\(result.stderr)")
+            let gaps = JackIntegrationTests.TimelineIntegrationTests.gaps("server_gaps", in: summary)
+            let rate = 48000
+            let long = try #require(gaps.max { $0.1 < $1.1 }, "no server gap: \(summary)")
+            #expect(long.1 >= rate / 10 && long.0 < 3 * rate, "the gap: \(long)")
+            for start in [0, 3 * rate] {
+                let variables = try Self.hookEnvironment(folder + "/env-\(start).txt")
+                let end = try #require(variables["MICMON_TAKE_END_FRAME"].flatMap { Int($0) })
+                let within = gaps.filter { $0.0 >= start && $0.0 < end }
+                #expect(variables["MICMON_SERVER_GAPS"] == String(within.count), "file at \(start): \(variables)")
+                #expect(
+                    variables["MICMON_SERVER_GAP_FRAMES"] == String(within.map(\.1).reduce(0, +)),
+                    "file at \(start): \(variables)")
+                #expect((start == 0) == within.contains { $0 == long }, "file at \(start) ..< \(end), gap \(long)")
+            }
+            // Nothing inserted at the gap: the first file is the source on both sides of it, the
+            // source one gap further on after it; the second file is exact.
+            let first = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") }.sorted()
+                    .first)
+            let samples = try SoundFileReader(path: folder + "/" + first).readAllFloats()
+            #expect(samples.count == 2 * 3 * rate, "\(first): \(samples.count / 2) frames")
+            func match(_ range: Range<Int>) -> ReferenceSignal.Match {
+                samples.withUnsafeBufferPointer {
+                    ReferenceSignal.match(
+                        interleaved: UnsafeBufferPointer(rebasing: $0[2 * range.lowerBound ..< 2 * range.upperBound]))
+                }
+            }
+            let before = match(0 ..< long.0)
+            let after = match(long.0 ..< samples.count / 2)
+            #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
+            if let a = before.startFrame, let b = after.startFrame {
+                #expect(b == a + UInt64(long.0 + long.1), "source frame \(a) at the start, \(b) after the gap \(long)")
+            }
         }
 
         @Test("a hanging hook is killed after --hook-timeout, a failing one is logged; neither touches the take")

@@ -179,6 +179,15 @@ extension JackIntegrationTests {
             let starts = Self.eventFrames(result.stdout, "trigger_start")
             let stops = Self.eventFrames(result.stdout, "trigger_stop")
             #expect(starts.count == files.count)
+            // The summary counts the files' frames, and the time armed (in no file) apart: together
+            // the take's 6 s.
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
+            let frames = try #require(summary.firstMatch(of: /"frames":(\d+)/).flatMap { Int($0.output.1) })
+            let armed = try #require(
+                summary.firstMatch(of: /"frames_armed":(\d+)/).flatMap { Int($0.output.1) }, "\(summary)")
+            #expect(frames == files.map(\.frames).reduce(0, +), "\(summary)")
+            #expect(frames + armed == 6 * rate, "\(summary)")
             for (index, file) in files.enumerated() {
                 let outcome = try TakeCheck.verify(path: file.path)
                 #expect(outcome.isExact, "\(file.path): first mismatch at \(outcome.firstMismatch ?? -1)")

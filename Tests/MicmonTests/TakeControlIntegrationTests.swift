@@ -339,15 +339,7 @@ extension JackIntegrationTests {
         @Test("--transport records while the JACK transport rolls, from its start to its stop within a period")
         func followsTransport() throws {
             let server = try SharedTestServer.require()
-            let transport = try TestEnvironment.executable("jack_transport", hint: "Debian: jackd2")
-            func send(_ command: String) throws {
-                let input = TestEnvironment.scratchFolder("transport-cmd") + "/in"
-                try (command + "\n").write(toFile: input, atomically: true, encoding: .utf8)
-                let child = try ChildProcess(
-                    ["/bin/sh", "-c", "'\(transport)' < '\(input)'"],
-                    environment: ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"])
-                #expect(child.wait(timeout: 20) == .init(code: 0, wasKilledBySignal: false))
-            }
+            func send(_ command: String) throws { try JackTransport.send(command, server: server.name) }
             try send("stop")
             try send("locate 0")
             let path = TestEnvironment.scratchFolder("transport") + "/take.wav"
@@ -382,15 +374,7 @@ extension JackIntegrationTests {
         @Test("--transport-split: each roll of the transport after the first goes to a file of its own, exact")
         func transportSplitsFiles() throws {
             let server = try SharedTestServer.require()
-            let transport = try TestEnvironment.executable("jack_transport", hint: "Debian: jackd2")
-            func send(_ command: String) throws {
-                let input = TestEnvironment.scratchFolder("transport-split-cmd") + "/in"
-                try (command + "\n").write(toFile: input, atomically: true, encoding: .utf8)
-                let child = try ChildProcess(
-                    ["/bin/sh", "-c", "'\(transport)' < '\(input)'"],
-                    environment: ["JACK_DEFAULT_SERVER": server.name, "JACK_NO_START_SERVER": "1"])
-                #expect(child.wait(timeout: 20) == .init(code: 0, wasKilledBySignal: false))
-            }
+            func send(_ command: String) throws { try JackTransport.send(command, server: server.name) }
             try send("stop")
             try send("locate 0")
             let folder = TestEnvironment.scratchFolder("transport-split")

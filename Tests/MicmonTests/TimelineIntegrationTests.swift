@@ -15,21 +15,8 @@ extension JackIntegrationTests {
         /// `jackd -n NAME -d dummy -r 48000 -p 256` without -S, started and stopped here (by its
         /// pid), waited for with jack_wait.
         static func startAsynchronousServer(_ name: String) throws -> ChildProcess {
-            let log = TestEnvironment.scratchFolder("timeline-jackd") + "/jackd.log"
-            let jackd = try ChildProcess(
-                ["jackd", "-n", name, "-d", "dummy", "-r", "48000", "-p", "256", "-C", "2", "-P", "2"],
-                stdout: log, stderr: log)
-            if Shell.run("jack_wait", "-s", name, "-w", "-t", "20") != 0 {
-                jackd.signal(SIGTERM)
-                jackd.wait(timeout: 10)
-                // jackd says why (e.g. "Too many servers already active": libjack's registry
-                // holds a few servers per machine).
-                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-                throw MissingRequirement(
-                    description: "jackd -n \(name) (async) did not start: "
-                        + said.split(separator: "\n").suffix(3).joined(separator: " / "))
-            }
-            return jackd
+            try TestJackServer.start(
+                name, synchronous: false, log: TestEnvironment.scratchFolder("timeline-jackd") + "/jackd.log")
         }
 
         /// The summary object's integer `key`.

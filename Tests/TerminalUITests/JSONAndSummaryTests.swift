@@ -189,6 +189,22 @@ let summary = SessionSummary(
         #expect(timing["period"] as? Double == 666.7)
     }
 
+    /// A triggered run's length is its files' frames; the time it spent armed is said apart (text
+    /// and JSON); a run without a trigger says nothing of it.
+    @Test func triggeredRunSaysItsArmedTime() throws {
+        var triggered = summary
+        triggered.frames = 72000
+        triggered.durationSeconds = 1.5
+        triggered.framesArmed = 408000
+        let lines = SummaryFormatter.text(triggered).split(separator: "\n").map(String.init)
+        #expect(lines.contains("  duration:  1.500 s, 72000 frames at 48000 Hz in the files"), "\(lines)")
+        #expect(lines.contains("  armed:     8.500 s, 408000 frames waiting for the trigger (in no file)"), "\(lines)")
+        let json = SummaryFormatter.json(triggered)
+        #expect(json.contains(#""frames":72000,"frames_armed":408000,"armed_s":8.500,"sample_rate":48000"#), "\(json)")
+        #expect(!SummaryFormatter.text(summary).contains("armed"))
+        #expect(!SummaryFormatter.json(summary).contains("armed"))
+    }
+
     /// Graph-wide server gaps are listed apart from drops, and do not count as dropped frames.
     @Test func serverGapsApartFromDrops() throws {
         var gapped = summary
