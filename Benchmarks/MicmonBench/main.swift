@@ -95,23 +95,25 @@ if options.sections.contains("soak") {
 /// frames by micmon (its default analysis), while `stress-ng --hdd 1` (at nice 19, in a folder
 /// of its own) loads the disk; checked bit for bit on every channel (`ScalingBench.soak`).
 @MainActor func runSoakSection() {
-    if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
-    guard access(options.micmonPath, X_OK) == 0 else {
-        report.failures.append(
-            "no micmon at \(options.micmonPath): build it with `swift build -c release --product micmon`")
-        return
+    withBenchDirectory { directory in
+        ScalingBench.soak(
+            channels: 64, seconds: options.seconds, micmonPath: options.micmonPath, directory: directory,
+            report: &report, progress: progress)
     }
-    removeAbandonedDirectories()
-    let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
-    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    ScalingBench.soak(
-        channels: 64, seconds: options.seconds, micmonPath: options.micmonPath, directory: directory,
-        report: &report, progress: progress)
 }
 
 /// The scaling section on servers of its own (`ScalingBench`).
 @MainActor func runScalingSection() {
+    withBenchDirectory { directory in
+        ScalingBench.run(
+            plan: ScalingConfiguration.plan, seconds: scalingSeconds, rounds: options.rounds,
+            micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
+    }
+}
+
+/// Runs `body` with a temporary folder of this run's, after checking the micmon binary the
+/// section spawns (a failure in the report when it is missing); removes the folder after.
+@MainActor func withBenchDirectory(_ body: (String) -> Void) {
     if let warning = staleBinaryWarning(options.micmonPath) { report.warnings.append(warning) }
     guard access(options.micmonPath, X_OK) == 0 else {
         report.failures.append(
@@ -122,9 +124,7 @@ if options.sections.contains("soak") {
     let directory = NSTemporaryDirectory() + "micmon-bench-\(getpid())"
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    ScalingBench.run(
-        plan: ScalingConfiguration.plan, seconds: scalingSeconds, rounds: options.rounds,
-        micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
+    body(directory)
 }
 
 /// Starts the private server and the source, runs the takes, and stops everything again.

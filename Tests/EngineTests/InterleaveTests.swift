@@ -16,7 +16,7 @@ import Testing
     /// Interleaves `frameCount` frames from `start` of `channelCount` channels both ways; true when
     /// every float's bits agree (and nothing past the end was written).
     static func matches(channelCount: Int, start: Int, frameCount: Int, seed: UInt64) -> Bool {
-        var g = InterleaveSeed(state: seed)
+        var g = SplitMix64(state: seed)
         let length = start + frameCount
         let sources = (0 ..< channelCount).map { _ -> UnsafeMutablePointer<Float> in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: max(length, 1))
@@ -69,8 +69,8 @@ import Testing
     }
 }
 
-/// SplitMix64, for replayable test data.
-struct InterleaveSeed {
+/// SplitMix64, for replayable test data (the interleave and clip-scan tests).
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

@@ -148,7 +148,7 @@ struct TakeMetadataTests {
         "the clip scan finds what a sample-by-sample scan finds, in the same order, at any channel count and block",
         arguments: [1, 2, 3, 17, 64])
     func clipScanMatchesPerSampleScan(channels: Int) {
-        var generator = ClipScanGenerator(state: UInt64(channels))
+        var generator = SplitMix64(state: UInt64(channels))
         let frames = 700
         var samples = (0 ..< frames * channels).map { _ in Float.random(in: -0.9 ... 0.9, using: &generator) }
         // Clips (±1 exactly, beyond), NaN (not a clip), ±∞ (a clip) at random places, some in runs.
@@ -209,17 +209,5 @@ struct TakeMetadataTests {
             cycleStartMicroseconds: 5_000_000, jackNowMicroseconds: 5_500_000, wallNowNanoseconds: 2_000_000_000_000,
             sampleRate: 48000, captureLatencyFrames: 480)
         #expect(fromCycle.firstSampleNanoseconds == 2_000_000_000_000 - 500_000_000 - 10_000_000)
-    }
-}
-
-/// SplitMix64: the same pseudo-random samples on every run of the clip-scan test.
-struct ClipScanGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
