@@ -620,7 +620,9 @@ public final class CaptureSession {
         Self.drain(parts.missedRing.consumer, into: &missedLog)
     }
 
-    private static func drain(
+    /// Moves what `consumer` holds onto `log` (up to `serverGapListLimit` entries), calling `each`
+    /// for every event, kept or not. The ring's one consumer thread.
+    static func drain(
         _ consumer: SPSCRing<DropEvent>.Consumer, into log: inout [DropEvent], each: (DropEvent) -> Void = { _ in }
     ) {
         let slices = consumer.readableSlices()

@@ -624,13 +624,9 @@ final class TakeWriter: @unchecked Sendable {
     /// Writer thread (the main thread once the writer was joined).
     private func drainServerGaps() {
         guard let serverGaps else { return }
-        let slices = serverGaps.readableSlices()
-        guard slices.count > 0 else { return }
-        for gap in [slices.first, slices.second].joined() {
-            if serverGapHistory.count < CaptureSession.serverGapListLimit { serverGapHistory.append(gap) }
+        CaptureSession.drain(serverGaps, into: &serverGapHistory) { gap in
             events.append(TakeEvent(.serverGap, at: gap.startFrame, frameCount: gap.frameCount))
         }
-        serverGaps.commitRead(count: slices.count)
     }
 
     private func takeSilence(frames: UInt64) {
