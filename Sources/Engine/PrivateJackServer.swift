@@ -24,8 +24,10 @@ public final class PrivateJackServer: @unchecked Sendable {
     public let sampleRate: Int
     public let periodFrames: Int
     /// jackd's pid (setpriv execs it, so it is jackd's own), and its wait status once reaped.
-    private let pid: Int32
+    private var pid: Int32 = 0
     private var end: ChildEnd?
+    /// Why the first jackd did not answer, when a second one had to be started; nil otherwise.
+    public private(set) var firstStartFailure: String?
     /// jackd's standard output and error (removed by `stop()` unless `keepsLog`).
     public let logPath: String
     /// Leave the log in place on `stop()` (for a soak's diagnosis).
@@ -37,12 +39,14 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// behind. Only for a thread that lives as long as the server: the main thread.
     /// `realtimePriority` is jackd's `-P` (SCHED_FIFO priority of its threads; jackd's default
     /// is 10; libjack runs clients' process threads 5 below it), nil for the default.
+    /// `jackdPath` is the jackd to run (the first on PATH when nil).
     public init(
         name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
         captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
-        diesWithParent: Bool = false, realtimePriority: Int? = nil, portMaximum: Int? = nil
+        diesWithParent: Bool = false, realtimePriority: Int? = nil, portMaximum: Int? = nil,
+        jackdPath: String? = nil
     ) throws {
-        guard let jackd = Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
+        guard let jackd = jackdPath ?? Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
@@ -60,31 +64,73 @@ public final class PrivateJackServer: @unchecked Sendable {
             // setpriv execs jackd, so the process (and its pid) is jackd itself.
             arguments = [setpriv, "--pdeathsig", "TERM"] + arguments
         }
-        pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
-        // The probe is `jack_lsp`, another process: a client of a second server opened and closed
-        // inside a process that has clients of another (a test process, the bench) can crash
-        // jack2's libjack 1.9.21, whose globals are shared by every client of the process.
+        // A jackd that runs but never answers within `timeout` is stopped and started once more
+        // (what the first one said is kept in `firstStartFailure`); one that ends is not retried.
+        var attempt = 1
+        while true {
+            pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
+            end = nil
+            guard let unanswered = awaitAnswer(timeout: timeout) else { return }
+            let log = readText(logPath).split(separator: "\n").suffix(4).joined(separator: " / ")
+            let wasRunning = isRunning
+            stop()
+            let failure = Failure.didNotStart(
+                name: name,
+                log: (wasRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(end?.text ?? "exit 0"))")
+                    + "; jackd said: " + log + "; last probe: " + unanswered)
+            guard wasRunning, attempt < 2 else { throw failure }
+            firstStartFailure = failure.description
+            attempt += 1
+        }
+    }
+
+    /// Waits until a client can connect, polling every 50 ms for up to `timeout` s. Nil once one
+    /// does; else what the last probe came to (jackd ended, or it never answered).
+    /// The probe is `jack_lsp`, another process: a client of a second server opened and closed
+    /// inside a process that has clients of another (a test process, the bench) can crash jack2's
+    /// libjack 1.9.21, whose globals are shared by every client of the process.
+    private func awaitAnswer(timeout: Double) -> String? {
         let lister = Child.findExecutable("jack_lsp")
+        let probeLog = logPath + ".probe"
+        defer { FileSystem.remove(probeLog) }
+        var lastProbe = "no probe ran"
         let answered = waitPolling(
             timeout: timeout, interval: 0.05,
             until: {
                 guard let lister else {
-                    guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else { return false }
+                    guard let probe = try? JackClient(name: "micmon-probe", serverName: name) else {
+                        lastProbe = "a client could not open"
+                        return false
+                    }
                     probe.close()
                     return true
                 }
-                guard
-                    case .success(let probe) = spawnChild(
-                        [lister, "-s", name], stdout: "/dev/null", stderr: "/dev/null")
-                else { return false }
-                return Child.wait(probe) == .exited(0)
+                switch spawnChild([lister, "-s", name], stdout: "/dev/null", stderr: probeLog) {
+                case .failure(let error):
+                    lastProbe = "jack_lsp could not be run: " + error.reason
+                    return false
+                case .success(let probe):
+                    // Bounded: a probe that hangs on a server half started is killed.
+                    var probeEnd: ChildEnd?
+                    let ended = waitPolling(
+                        timeout: 5, interval: 0.01,
+                        until: {
+                            probeEnd = Child.poll(probe)
+                            return probeEnd != nil
+                        })
+                    if !ended {
+                        Child.send(SignalNumber.kill, to: probe)
+                        _ = Child.wait(probe)
+                        lastProbe = "jack_lsp did not end within 5 s"
+                        return false
+                    }
+                    if probeEnd == .exited(0) { return true }
+                    let said = readText(probeLog).split(separator: "\n").suffix(2).joined(separator: " / ")
+                    lastProbe = "jack_lsp " + (probeEnd?.text ?? "?") + ": " + said
+                    return false
+                }
             }, givingUpIf: { !isRunning })
-        if answered { return }
-        let text = readText(logPath)
-        let state = isRunning ? "did not answer within \(Int(timeout)) s" : "ended (\(end?.text ?? "exit 0"))"
-        stop()
-        throw Failure.didNotStart(
-            name: name, log: state + "; jackd said: " + text.split(separator: "\n").suffix(3).joined(separator: " / "))
+        return answered ? nil : lastProbe
     }
 
     /// Whether jackd is still running (reaps it once it has ended). Main thread.

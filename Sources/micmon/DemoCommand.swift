@@ -17,6 +17,7 @@ enum DemoCommand {
         let server: PrivateJackServer
         do {
             server = try PrivateJackServer(name: serverName, diesWithParent: true)
+            if let why = server.firstStartFailure { Console.error("micmon: \(why); started it again") }
         } catch {
             Console.error("micmon: \(error)")
             return .serverUnavailable

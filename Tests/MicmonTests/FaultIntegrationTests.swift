@@ -341,9 +341,15 @@ extension JackIntegrationTests {
             "--wait-server: sources that return after the server are waited for; a taken continuation name is skipped")
         func waitForSources() throws {
             let name = "micmon-waitsrc-\(getpid())"
+            // Ready once its port is listed: a micmon started before it would refuse the pattern.
             func startSource() throws -> ChildProcess {
-                try ChildProcess(
+                let metro = try ChildProcess(
                     ["jack_metro", "-b", "120", "-n", "metro"], environment: ["JACK_DEFAULT_SERVER": name])
+                let listed = TestEnvironment.waitUntil(timeout: 20) {
+                    (try? Tool.run(["jack_lsp", "-s", name]))?.output.contains("metro:120_bpm") ?? false
+                }
+                #expect(listed, "jack_metro's port did not appear on \(name)")
+                return metro
             }
             var server = try TestJackServer.start(name)
             var source = try startSource()

@@ -15,7 +15,8 @@ extension JackIntegrationTests {
         static func portlessServer() throws -> PrivateJackServer {
             try PrivateJackServer(
                 name: "micmon-noports-\(getpid())-\(UUID().uuidString.prefix(4))", captureChannels: 0,
-                playbackChannels: 0)
+                playbackChannels: 0
+            ).notingRestart()
         }
 
         @Test("no physical and no *:capture_* port: record, meter and monitor refuse (64) unless --allow-unconnected")

@@ -87,7 +87,8 @@ extension JackIntegrationTests {
             for attempt in 1 ... 2 where started == nil {
                 do {
                     started = try PrivateJackServer(
-                        name: "micmon-rot-test-\(getpid())-\(period)-\(attempt)", periodFrames: period)
+                        name: "micmon-rot-test-\(getpid())-\(period)-\(attempt)", periodFrames: period
+                    ).notingRestart()
                 } catch {
                     if attempt == 2 { throw error }
                 }

@@ -22,7 +22,8 @@ extension JackIntegrationTests {
         ) throws -> PrivateJackServer {
             try PrivateJackServer(
                 name: "micmon-\(name)-\(getpid())-\(UUID().uuidString.prefix(4))", sampleRate: sampleRate,
-                captureChannels: captureChannels, playbackChannels: 2, portMaximum: portMaximum)
+                captureChannels: captureChannels, playbackChannels: 2, portMaximum: portMaximum
+            ).notingRestart()
         }
 
         /// The lines micmon wrote to stderr.

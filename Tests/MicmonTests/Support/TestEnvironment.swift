@@ -94,7 +94,7 @@ final class SharedTestServer: @unchecked Sendable {
             name = given
             privateServer = nil
         } else {
-            let server = try PrivateJackServer(name: "micmon-test-\(getpid())", periodFrames: 256)
+            let server = try PrivateJackServer(name: "micmon-test-\(getpid())", periodFrames: 256).notingRestart()
             name = server.name
             privateServer = server
             atexit { SharedTestServer.stopPrivateServer() }

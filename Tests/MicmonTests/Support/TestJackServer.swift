@@ -1,3 +1,4 @@
+import Engine
 import Foundation
 import Glibc
 
@@ -27,5 +28,13 @@ enum TestJackServer {
                     + said.split(separator: "\n").suffix(3).joined(separator: " / "))
         }
         return jackd
+    }
+}
+
+extension PrivateJackServer {
+    /// Itself, after saying on stdout (the CI log) why a first jackd had to be replaced.
+    func notingRestart() -> PrivateJackServer {
+        if let why = firstStartFailure { print("note: \(why); a second jackd answered") }
+        return self
     }
 }

@@ -1,0 +1,60 @@
+import Engine
+import Foundation
+import Testing
+
+/// `PrivateJackServer` (the demo's server and the tests' own): a jackd that runs but never
+/// answers is replaced once, and what it said is kept; one that never answers is an error that
+/// names the last probe.
+extension JackIntegrationTests {
+    @Suite("Private jackd start")
+    struct PrivateJackServerTests {
+        /// What a hanging jackd runs: a sleep no other process runs.
+        static let hang = "sleep 59.\(getpid())"
+
+        /// A jackd that hangs (sleeps) on its first `hangs` runs, then is jackd.
+        static func hangingJackd(hangs: Int) throws -> String {
+            let folder = TestEnvironment.scratchFolder("hanging-jackd")
+            let script = folder + "/jackd"
+            let real = try #require(
+                ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/jackd" }
+                    .first { FileManager.default.isExecutableFile(atPath: $0) })
+            let text = """
+                #!/bin/sh
+                runs=$(cat '\(folder)/runs' 2>/dev/null || echo 0)
+                echo $((runs + 1)) > '\(folder)/runs'
+                if [ "$runs" -lt \(hangs) ]; then echo "hanging jackd $runs"; exec \(hang); fi
+                exec '\(real)' "$@"
+                """
+            try text.write(toFile: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+            return script
+        }
+
+        @Test("a jackd that never answers is stopped and started again; the first one's words are kept")
+        func restartsAHangingServer() throws {
+            let server = try PrivateJackServer(
+                name: "micmon-hang-\(getpid())", timeout: 2, jackdPath: Self.hangingJackd(hangs: 1))
+            defer { server.stop() }
+            let why = try #require(server.firstStartFailure, "the hanging first jackd went unnoticed")
+            #expect(why.contains("did not answer within 2 s"), "\(why)")
+            #expect(why.contains("hanging jackd 0"), "jackd's words are missing: \(why)")
+            #expect(why.contains("last probe: jack_lsp exit"), "the probe's outcome is missing: \(why)")
+            #expect(server.isRunning)
+            #expect(Shell.run("pgrep", "-f", Self.hang) == 1, "the hanging jackd was left running")
+            #expect(Shell.run("jack_lsp", "-s", server.name) == 0, "the second jackd does not answer")
+        }
+
+        @Test("a jackd that hangs twice: did not start, naming the last probe; nothing left running")
+        func givesUpAfterTwoHangs() throws {
+            let script = try Self.hangingJackd(hangs: 2)
+            #expect {
+                _ = try PrivateJackServer(name: "micmon-hang2-\(getpid())", timeout: 1, jackdPath: script)
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("did not answer within 1 s") && text.contains("hanging jackd 1")
+                    && text.contains("last probe: jack_lsp exit")
+            }
+            #expect(Shell.run("pgrep", "-f", Self.hang) == 1, "a hanging jackd was left running")
+        }
+    }
+}
