@@ -75,7 +75,8 @@ let package = Package(
         .testTarget(name: "DSPTests", dependencies: ["DSP"]),
         .testTarget(name: "TerminalUITests", dependencies: ["TerminalUI", "DSP", "Platform"], exclude: ["Snapshots"]),
         .testTarget(name: "SoundFileTests", dependencies: ["SoundFile"]),
-        .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "Engine", "DSP", "SoundFile", "Platform"]),
+        .testTarget(
+            name: "LoudnessTests", dependencies: ["Loudness", "Engine", "DSP", "SoundFile", "Platform", "TerminalUI"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Jack", "SoundFile", "DSP", "Realtime", "Platform"]),
         .testTarget(
             name: "MicmonTests", dependencies: ["micmon", "Engine", "Jack", "SoundFile", "DSP", "Platform"],

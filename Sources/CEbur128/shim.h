@@ -11,3 +11,9 @@ static inline double micmon_ebur128_cos(double x) { return cos(x); }
 // libm's exponential for Loudness: the short-term screen turns libebur128's momentary loudness
 // back into the mean energy it was computed from.
 static inline double micmon_ebur128_exp(double x) { return exp(x); }
+
+// libebur128's own conversion of a mean energy to loudness (its `ebur128_energy_to_loudness`,
+// which it does not export), for readings Loudness derives from energies the library reported.
+static inline double micmon_ebur128_energy_to_loudness(double energy) {
+    return 10 * (log(energy) / log(10.0)) - 0.691;
+}

@@ -1,7 +1,8 @@
 // The analysis thread of a capture session: drains the analysis ring (the recorded channels,
 // interleaved, pushed by the capture kernel every period) into a `TakeAnalyzer` (libebur128,
-// statistics, correlation), off the realtime thread, and publishes the readings for the display.
-// Made and finished on the main thread; runs on its own thread in between.
+// statistics, correlation), off the realtime thread, and publishes the readings for the display
+// once something reads them. Made and finished on the main thread; runs on its own thread in
+// between.
 
 import DSP
 import Loudness
@@ -12,6 +13,10 @@ import Synchronization
 /// The live analysis. Wakes every `wakeInterval` (a timer, never a signal from the realtime
 /// thread), takes whole frames from the ring and analyses them; the main thread reads the latest
 /// readings (`readings()`), and the whole result after `finish()`.
+///
+/// The loudness readings are published only once `readings()` has been called (a plain line
+/// shows none, so a recorder in a pipe computes none until the summary), and then at most once
+/// per 100 ms hop, when they change (`TakeAnalyzer.readsLoudnessAtHops`; else at every pass).
 final class AnalysisThread: @unchecked Sendable {
     private let analyzer: TakeAnalyzer
     private let samples: SPSCRing<Float>.Consumer
@@ -22,6 +27,10 @@ final class AnalysisThread: @unchecked Sendable {
     private var thread: WorkerThread?
     /// The readings after the last drain (analysis thread writes, main thread reads).
     private let latest = Mutex<(programmes: [ProgrammeLoudness], correlation: Double?)>(([], nil))
+    /// Whether the main thread has read the readings (it never goes back to false).
+    private let readingsWanted = Atomic<Bool>(false)
+    /// The hop of the readings published last (analysis thread).
+    private var publishedHop: UInt64 = 0
     /// CPU time the thread used so far, and the frames it analysed (for the bench).
     let cpuNanoseconds = Atomic<UInt64>(0)
     /// The first failure of libebur128, if any (the analysis then stops; the take goes on).
@@ -68,7 +77,8 @@ final class AnalysisThread: @unchecked Sendable {
 
     /// The readings after the last drain. Main thread.
     func readings() -> (programmes: [ProgrammeLoudness], correlation: Double?) {
-        latest.withLock { $0 }
+        readingsWanted.store(true, ordering: .relaxed)
+        return latest.withLock { $0 }
     }
 
     /// Drains what the realtime side queued, ends the thread and returns the take's analysis.
@@ -80,7 +90,7 @@ final class AnalysisThread: @unchecked Sendable {
         thread?.join()
         thread = nil
         if failure == nil { drain() }  // without a thread, or what came after its last drain
-        publish()
+        publish(always: true)
         let result = analyzer.result()
         finished = result
         return result
@@ -93,17 +103,23 @@ final class AnalysisThread: @unchecked Sendable {
             let cpu = MonotonicClock.threadCPUNanoseconds()
             cpuNanoseconds.store(cpu, ordering: .relaxed)
             if stopping { break }
-            publish()
+            publish(always: false)
             wakeUp.wait(timeout: wakeInterval)
         }
-        publish()
+        publish(always: true)
     }
 
-    private func publish() {
-        let readings = analyzer.readings()
-        latest.withLock { $0 = readings }
+    /// Publishes the standard meter's states, and the loudness readings when they are wanted
+    /// and have changed since the last publication (or `always`).
+    private func publish(always: Bool) {
         let states = ballistics
         latestBallistics.withLock { $0 = states }
+        let hop = analyzer.hopsAnalysed
+        let changed = hop != publishedHop || !analyzer.readsLoudnessAtHops
+        guard always || (changed && readingsWanted.load(ordering: .relaxed)) else { return }
+        publishedHop = hop
+        let readings = analyzer.readings()
+        latest.withLock { $0 = readings }
     }
 
     /// Analyses every whole frame the ring holds. The analysis thread (or the main thread after

@@ -649,7 +649,8 @@ public final class CaptureSession {
     }
 
     /// The latest loudness readings per programme and the running correlation (nil without
-    /// analysis), as of the analysis thread's last pass (20 times a second). Main thread.
+    /// analysis), as of the analysis thread's last publication: the analysis thread publishes
+    /// them from the first call on, at each 100 ms hop (`AnalysisThread`). Main thread.
     public func loudnessReadings() -> (programmes: [ProgrammeLoudness], correlation: Double?)? {
         analysis?.readings()
     }

@@ -74,8 +74,13 @@ final class RouteWatch {
     /// pattern matches now that no other input follows (in libjack's order, so in_1, in_2 of
     /// `-p 'mics*:from_slave_*'` take from_slave_1, from_slave_2 of the renamed client).
     /// Ports of micmon's own client never match. Returns the inputs that got a new source.
-    private func matchAgain() -> [Int] {
-        let gone = sources.indices.filter { !sources[$0].isEmpty && !client.portExists(sources[$0]) }
+    /// `connections`: each input's connections now; a source among its input's exists, so only
+    /// the others are looked up by name (`jack_port_by_name` walks the server's port table).
+    private func matchAgain(connections: [[String]]) -> [Int] {
+        let gone = sources.indices.filter { index in
+            let source = sources[index]
+            return !source.isEmpty && !connections[index].contains(source) && !client.portExists(source)
+        }
         guard !gone.isEmpty else { return [] }
         let own = client.name + ":"
         let outputs = client.portNames(direction: .output).filter { !$0.hasPrefix(own) }
@@ -103,10 +108,11 @@ final class RouteWatch {
         var found: [RouteChange] = []
         var needsAnotherLook = false
         defer { if needsAnotherLook { lastCheck = 0 } }
-        let rematched = Set(matchAgain())
+        let connectionsNow = ports.map { client.connections(of: $0) }
+        let rematched = Set(matchAgain(connections: connectionsNow))
         for (index, port) in ports.enumerated() {
             let source = sources[index]
-            var connections = client.connections(of: port)
+            var connections = connectionsNow[index]
             var connected = !source.isEmpty && connections.contains(source)
             if !source.isEmpty && !connected && client.portExists(source) {
                 if (try? client.connect(source: source, destination: port.fullName)) != nil {

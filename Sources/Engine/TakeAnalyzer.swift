@@ -41,6 +41,13 @@ public final class TakeAnalyzer {
     private var programmes: [ProgrammeLoudness] = []
     /// Per programme: which hops could raise its highest short-term loudness.
     private var shortTermScreens: [ShortTermScreen] = []
+    /// Per programme: the short-term loudness at the last hop, from the hops' own energies.
+    private var hopShortTerms: [HopShortTerm] = []
+    /// Whether the live readings' momentary and short-term loudness are the last hop's (read
+    /// there at a cost that does not grow with the windows): true where libebur128's 100 ms
+    /// window is its hop (every rate that is a multiple of 10 Hz); else they are read in full at
+    /// each `readings()`.
+    public let readsLoudnessAtHops: Bool
     private var statistics: [SignalStatistics]
     private var correlation: CorrelationMeter?
     private var frames: UInt64 = 0
@@ -80,9 +87,11 @@ public final class TakeAnalyzer {
             let name = programme.channels.count == 1 ? channelNames[programme.channels[0]] : "stereo"
             programmes.append(ProgrammeLoudness(name: name, channels: programme.channels))
             shortTermScreens.append(ShortTermScreen())
+            hopShortTerms.append(HopShortTerm())
             widest = max(widest, programme.channels.count)
         }
         scratch = Array(repeating: 0, count: Self.chunkFrames * widest)
+        readsLoudnessAtHops = meters.allSatisfy(\.hundredMillisecondWindowIsTheHop)
     }
 
     /// Frames per 100 ms (the block hop at which the maxima are read).
@@ -92,6 +101,8 @@ public final class TakeAnalyzer {
     public var channelCount: Int { channelNames.count }
     /// Frames analysed so far.
     public var framesAnalysed: UInt64 { frames }
+    /// 100 ms hops analysed so far (the live loudness readings change at each).
+    public var hopsAnalysed: UInt64 { frames / UInt64(hopFrames) }
     /// NaN and ±∞ samples seen so far, over all channels (each analysed as 0).
     public var nonFiniteSamples: UInt64 { statistics.reduce(0) { $0 + $1.nonFiniteCount } }
 
@@ -136,12 +147,18 @@ public final class TakeAnalyzer {
         frames += UInt64(frameCount)
     }
 
-    /// At each 100 ms hop: the maxima, and the short-term envelope point when one is kept. The
-    /// 3 s sum behind a short-term reading is read only where the momentary readings leave room
-    /// for a new maximum (`ShortTermScreen`), or for the envelope.
+    /// At each 100 ms hop: the live momentary and short-term readings, the maxima, and the
+    /// short-term envelope point when one is kept. The 3 s sum behind a short-term reading is
+    /// read only where the momentary readings leave room for a new maximum (`ShortTermScreen`),
+    /// or for the envelope; the live one comes from the hops' own energies (`HopShortTerm`).
     private func noteHop() {
         for (index, meter) in meters.enumerated() {
             let momentary = meter.momentaryLUFS
+            if readsLoudnessAtHops {
+                hopShortTerms[index].noteHop(lufs: meter.lastHundredMillisecondsLUFS)
+                programmes[index].momentaryLUFS = momentary
+                programmes[index].shortTermLUFS = hopShortTerms[index].lufs
+            }
             shortTermScreens[index].noteMomentary(momentary)
             if momentary > programmes[index].maxMomentaryLUFS { programmes[index].maxMomentaryLUFS = momentary }
             // Short-term readings count once 3 s of audio are in (before, the window is not full).
@@ -156,19 +173,25 @@ public final class TakeAnalyzer {
         }
     }
 
-    /// The readings now, without envelopes (cheap enough for the display, 20 times a second).
+    /// The live readings, without envelopes: the momentary and short-term loudness as of the
+    /// last 100 ms hop (libebur128's own block rate; -∞ before the first) when
+    /// `readsLoudnessAtHops`, else as of the last frame; the rest as of the last frame.
     public func readings() -> (programmes: [ProgrammeLoudness], correlation: Double?) {
         var list = programmes
         for (index, meter) in meters.enumerated() {
-            fill(&list[index], from: meter)
+            fill(&list[index], from: meter, windows: !readsLoudnessAtHops)
             list[index].shortTermEnvelope = []
         }
         return (list, correlation?.value)
     }
 
-    private func fill(_ programme: inout ProgrammeLoudness, from meter: LoudnessMeter) {
-        programme.momentaryLUFS = meter.momentaryLUFS
-        programme.shortTermLUFS = meter.shortTermLUFS
+    /// Fills the readings from libebur128; `windows`: the momentary and short-term loudness too
+    /// (each a sum over its whole window).
+    private func fill(_ programme: inout ProgrammeLoudness, from meter: LoudnessMeter, windows: Bool = true) {
+        if windows {
+            programme.momentaryLUFS = meter.momentaryLUFS
+            programme.shortTermLUFS = meter.shortTermLUFS
+        }
         programme.integratedLUFS = meter.integratedLUFS
         programme.loudnessRangeLU = meter.loudnessRangeLU
         programme.truePeak = (0 ..< meter.channelCount).map { meter.truePeak(channel: $0) }.max() ?? 0

@@ -183,6 +183,12 @@ public final class LoudnessMeter {
     public var momentaryLUFS: Double { read(ebur128_loudness_momentary) }
     /// Loudness of the last 3 s, LUFS.
     public var shortTermLUFS: Double { read(ebur128_loudness_shortterm) }
+    /// Loudness of the last 100 ms, LUFS (libebur128's 100 ms window): read at a hop, the hop's
+    /// own. Sums 100 ms of samples, a tenth of what a momentary reading sums.
+    public var lastHundredMillisecondsLUFS: Double { read { ebur128_loudness_window($0, 100, $1) } }
+    /// Whether libebur128's 100 ms window is exactly its 100 ms hop at this rate: its window
+    /// takes rate × 100 / 1000 frames (rounded down), its hop (rate + 5) / 10 (rounded).
+    public var hundredMillisecondWindowIsTheHop: Bool { sampleRate * 100 / 1000 == (sampleRate + 5) / 10 }
     /// Gated loudness of everything so far (BS.1770-4: −70 LUFS absolute, −10 LU relative gate).
     public var integratedLUFS: Double { read(ebur128_loudness_global) }
     /// Loudness range so far (EBU Tech 3342), LU; 0 until there is anything to gate.

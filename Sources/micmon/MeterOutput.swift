@@ -255,7 +255,8 @@ final class MeterOutput {
         if session.denoises, let primary = readings.first, let clean = readings.last {
             statusWithReduction.noiseReductionDB = max(0, primary.rmsDBFS - clean.rmsDBFS)
         }
-        if let loudness = session.loudnessReadings() {
+        // A plain line shows no loudness: not asking spares the analysis thread its readings.
+        if mode != .plain, let loudness = session.loudnessReadings() {
             statusWithReduction.loudness = LoudnessDisplay(
                 programmes: loudness.programmes.map { p in
                     LoudnessDisplay.Programme(
