@@ -150,7 +150,8 @@ public final class TakeAnalyzer {
     /// At each 100 ms hop: the live momentary and short-term readings, the maxima, and the
     /// short-term envelope point when one is kept. The 3 s sum behind a short-term reading is
     /// read only where the momentary readings leave room for a new maximum (`ShortTermScreen`),
-    /// or for the envelope; the live one comes from the hops' own energies (`HopShortTerm`).
+    /// or for the envelope at odd rates; the live one and the envelope's come from the hops' own
+    /// energies (`HopShortTerm`).
     private func noteHop() {
         for (index, meter) in meters.enumerated() {
             let momentary = meter.momentaryLUFS
@@ -164,12 +165,18 @@ public final class TakeAnalyzer {
             // Short-term readings count once 3 s of audio are in (before, the window is not full).
             let counts = frames >= 30 * UInt64(hopFrames)
             let couldRise = counts && shortTermScreens[index].couldExceed(programmes[index].maxShortTermLUFS)
-            guard couldRise || envelopeFrames > 0 else { continue }
+            // The envelope's point is the hop's own reading where there is one (a Float, so the
+            // two ways agree to its precision); else the 3 s sum.
+            if envelopeFrames > 0 && readsLoudnessAtHops {
+                programmes[index].shortTermEnvelope.append(Float(programmes[index].shortTermLUFS))
+            }
+            let envelopeNeedsSum = envelopeFrames > 0 && !readsLoudnessAtHops
+            guard couldRise || envelopeNeedsSum else { continue }
             let shortTerm = meter.shortTermLUFS
             if couldRise, shortTerm > programmes[index].maxShortTermLUFS {
                 programmes[index].maxShortTermLUFS = shortTerm
             }
-            if envelopeFrames > 0 { programmes[index].shortTermEnvelope.append(Float(shortTerm)) }
+            if envelopeNeedsSum { programmes[index].shortTermEnvelope.append(Float(shortTerm)) }
         }
     }
 

@@ -104,6 +104,38 @@ import Testing
         }
     }
 
+    /// The short-term envelope of `report --svg` (a point at each hop) is the library's
+    /// short-term loudness at each hop, to a Float's precision (one unit in the last place: the
+    /// two sums round apart by 1e-12 relative), in every mode.
+    @Test func theEnvelopeIsTheLibrarysAtEveryHop() throws {
+        for mode in LoudnessMode.allCases {
+            for (name, interleaved) in Self.pairs(seconds: 5) {
+                let analyzer = try TakeAnalyzer(
+                    channelNames: ["a", "b"], sampleRate: Self.rate, mode: mode, keepsEnvelope: true)
+                let references = try Self.references(mode)
+                var expected = [[Float]](repeating: [], count: references.count)
+                let hops = interleaved.count / 2 / Self.hop
+                try interleaved.withUnsafeBufferPointer { buffer in
+                    try analyzer.add(buffer.baseAddress!, frameCount: hops * Self.hop)
+                    for hop in 0 ..< hops {
+                        try Self.feed(references, buffer.baseAddress! + 2 * hop * Self.hop, frameCount: Self.hop)
+                        for (index, meter) in references.enumerated() {
+                            expected[index].append(Float(meter.shortTermLUFS))
+                        }
+                    }
+                }
+                let envelopes = analyzer.result().programmes.map(\.shortTermEnvelope)
+                #expect(envelopes.map(\.count) == expected.map(\.count), "\(name), \(mode.rawValue)")
+                for (envelope, reference) in zip(envelopes, expected) {
+                    for (point, (got, want)) in zip(envelope, reference).enumerated() {
+                        let same = got == want || got.nextUp == want || got.nextDown == want
+                        #expect(same, "\(name), \(mode.rawValue), point \(point): \(got) against \(want)")
+                    }
+                }
+            }
+        }
+    }
+
     /// The take's final readings (the summary's, `micmon report`'s) stay the library's own at
     /// the last frame, also when the take ends inside a hop.
     @Test func theFinalReadingsAreTheLibrarysAtTheLastFrame() throws {
