@@ -22,9 +22,15 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.inputs[channel] = UnsafePointer(buffer)
         channel += 1
     }
+    // The frame counter once more, after the buffers: PipeWire's libjack reads it live and an
+    // input holds its peer's latest period, so a thread held up between the two reads would
+    // otherwise hold the next cycle's data under this cycle's counter, with nothing to tell
+    // (jackd2's counter stays the cycle's own). Read last, the counter is never behind the data.
+    let counted = JackClock.cycle(kernel.pointee.link.client)
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
     kernel.pointee.process(
-        frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame, knowsCycleFrame: stamp.startUsecs > 0,
+        frameCount: Int(frameCount), cycleStartFrame: counted.startUsecs > 0 ? counted.startFrame : stamp.startFrame,
+        knowsCycleFrame: stamp.startUsecs > 0,
         cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
         cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered)
     if let monitor = kernel.pointee.monitor {

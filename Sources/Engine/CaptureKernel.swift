@@ -78,6 +78,8 @@ struct CaptureKernel {
     /// written into the ring since but not committed, so that a settled loss goes in before them.
     var holdStart: UInt64?
     var heldFrames = 0
+    /// Late cycles (PipeWire's repeats with nothing) whose loss lies within the take.
+    var lateCyclesInTake: UInt64 = 0
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
@@ -123,11 +125,18 @@ struct CaptureKernel {
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
-                deliveredNothing: timeline.isHolding && inputsHoldNothing(frameCount: frameCount))
+                deliveredNothing: (timeline.isHolding
+                    || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
+                    && inputsHoldNothing(frameCount: frameCount))
+            // A late cycle counts where its loss lies within the take (`apply` logs it only there).
+            let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
             apply(verdict)
             if verdict.discardsCycle {
                 // PipeWire repeated the last position without data: nothing of it is taken.
-                counters.pointee.lateCycles.store(timeline.repeatedPositions, ordering: .relaxed)
+                if lossIsInTake {
+                    lateCyclesInTake &+= 1
+                    counters.pointee.lateCycles.store(lateCyclesInTake, ordering: .relaxed)
+                }
                 return
             }
             // A ring already dropping cannot hold: settle at once (the loss joins the drop).
@@ -249,20 +258,20 @@ struct CaptureKernel {
         return replaced
     }
 
-    /// Whether every input holds PipeWire's idle buffer this cycle, silent: the platform gave
-    /// the cycle no data at all (its peer's period was already taken). False where the idle
-    /// buffers are not known. Realtime thread.
+    /// Whether every input is digital silence this cycle on PipeWire (the idle buffers are known
+    /// there only): the platform gave the cycle no data (its peer's period was already taken: the
+    /// port's own idle buffer; or a node late itself left its output silent). Asked only of a
+    /// repeat of the last position after an excess, where silence is never the repeat's own
+    /// period. False where the idle buffers are not known. Realtime thread.
     @_noLocks @_noAllocation
     func inputsHoldNothing(frameCount: Int) -> Bool {
-        guard let idleInputs else { return false }
+        guard idleInputs != nil else { return false }
         var channel = 0
         while channel < channelCount {
-            // SAFETY: `inputs` and `idleInputs` hold one entry per channel.
+            // SAFETY: `inputs` holds one entry per channel.
             let buffer = inputs[channel]
-            // SAFETY: as above.
-            if buffer != idleInputs[channel] { return false }
-            // An input that mixes several peers is mixed into that buffer too: only silence there
-            // is PipeWire's "nothing".
+            // The idle buffer, an input that mixes several peers, or a node's own output buffer
+            // that it left silent: only silence there is PipeWire's "nothing".
             var i = 0
             while i < frameCount {
                 // SAFETY: the buffer holds frameCount samples this cycle.
