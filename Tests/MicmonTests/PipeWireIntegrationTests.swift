@@ -117,11 +117,22 @@ extension JackIntegrationTests {
                 || (summaryNumber("server_gap_count", in: stdout) ?? 0) > 0
         }
 
+        /// A take's exit code says what its summary says: 0 with no damage reported, 75 with
+        /// damage reported (a loaded machine costs micmon periods now and then; `expectTruthful`
+        /// judges what it reported against the witness).
+        static func expectExitCode(
+            _ result: PrivatePipeWire.ToolResult, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let expected: Int32 = reportedDamage(result.stdout) ? 75 : 0
+            #expect(
+                result.exitCode == expected, "\(label): stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        }
+
         /// The truthful judgement: the take has `frames` frames, most of them on the counter, and
         /// every stretch off it is either in the witness too or reported by micmon.
         static func expectTruthful(
             _ path: String, stdout: String, witness: PipeWireTakeJudge.WitnessRecording, frames: Int? = nil,
-            _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+            upstream: String? = nil, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
         ) throws -> PipeWireTakeJudge.Verdict {
             let take = try PipeWireTakeJudge.Recording(path: path)
             let verdict = PipeWireTakeJudge.judge(take: take, witness: witness, reported: reportedRanges(stdout))
@@ -131,12 +142,26 @@ extension JackIntegrationTests {
             #expect(
                 verdict.exactFrames * 2 >= take.frameCount && take.frameCount > 0, "\(label): \(verdict)",
                 sourceLocation: sourceLocation)
-            if !reportedDamage(stdout) {
-                #expect(
-                    verdict.unexplained.isEmpty,
-                    "\(label): damage micmon did not report and the witness does not show: \(verdict)",
-                    sourceLocation: sourceLocation)
+            // Damage the witness does not show is micmon's own: it lies at a loss micmon reported
+            // (placed within `placementTolerance` in a burst of late cycles), and micmon reported
+            // no fewer frames than it holds. (Reporting a loss does not excuse damage elsewhere.)
+            // `upstream`: the summary of a micmon between the witness and this take (a monitor),
+            // whose losses lie on its own timeline: they count, not their places.
+            let missed = gaps("missed_gaps", in: stdout)
+            let upstreamMissed = upstream.flatMap { summaryNumber("frames_missed", in: $0) } ?? 0
+            for damage in verdict.unexplained where upstreamMissed == 0 {
+                let covered = missed.contains {
+                    damage.takeFrames.lowerBound >= $0.start - placementTolerance
+                        && damage.takeFrames.upperBound <= $0.start + $0.length + 8 + placementTolerance
+                }
+                let comment = "\(label): damage micmon did not report and the witness does not show: \(damage)"
+                #expect(covered, "\(comment); missed gaps \(missed); \(verdict)", sourceLocation: sourceLocation)
             }
+            let damaged = verdict.unexplained.reduce(0) { $0 + max(0, $1.takeFrames.count - 8) }
+            let reported = (summaryNumber("frames_missed", in: stdout) ?? 0) + upstreamMissed
+            #expect(
+                damaged <= reported, "\(label): \(damaged) frames damaged, \(reported) reported: \(verdict)",
+                sourceLocation: sourceLocation)
             return verdict
         }
 
@@ -146,7 +171,7 @@ extension JackIntegrationTests {
             defer { rig.stop() }
             let path = rig.folder + "/take.wav"
             let result = try rig.pipeWire.micmon(["record", path, "--duration", "2", "--json"]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            Self.expectExitCode(result, "default ports")
             #expect(
                 result.stderr.contains(
                     "taking the outputs named *:capture_*: test microphones:capture_FL, test microphones:capture_FR"),
@@ -495,7 +520,7 @@ extension JackIntegrationTests {
             let result = try rig.pipeWire.micmon([
                 "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
             ]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            Self.expectExitCode(result, "play")
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, "play")
         }
@@ -524,7 +549,8 @@ extension JackIntegrationTests {
             // The witness records the monitor's input: what reached micmon, damage and all.
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(
-                path, stdout: result.stdout + finished.stdout, witness: witness, frames: 2 * Self.rate, "monitor")
+                path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, upstream: finished.stdout,
+                "monitor")
         }
 
         @Test("latency through a node measures exactly one quantum (JACK reports 0)")
