@@ -22,9 +22,21 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.inputs[channel] = UnsafePointer(buffer)
         channel += 1
     }
+    // On PipeWire the frame counter once more, after the buffers: its libjack reads it live and
+    // an input holds its peer's latest period, so a thread held up between the two reads would
+    // otherwise hold the next cycle's data under this cycle's counter, with nothing to tell. Read
+    // last, the counter is never behind the data. Not on jackd2: its buffers are the cycle's own,
+    // and a re-read that straddles the next cycle's start (async, a client resumed mid-cycle) counts
+    // a period that was not lost.
+    var cycleStartFrame = stamp.startFrame
+    if kernel.pointee.idleInputs != nil {
+        let counted = JackClock.cycle(kernel.pointee.link.client)
+        if counted.startUsecs > 0 { cycleStartFrame = counted.startFrame }
+    }
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
     kernel.pointee.process(
-        frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame, knowsCycleFrame: stamp.startUsecs > 0,
+        frameCount: Int(frameCount), cycleStartFrame: cycleStartFrame,
+        knowsCycleFrame: stamp.startUsecs > 0,
         cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
         cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered)
     if let monitor = kernel.pointee.monitor {

@@ -78,6 +78,29 @@ struct CaptureKernel {
     /// written into the ring since but not committed, so that a settled loss goes in before them.
     var holdStart: UInt64?
     var heldFrames = 0
+    /// Late cycles (PipeWire's repeats with nothing) whose loss lies within the take.
+    var lateCyclesInTake: UInt64 = 0
+    /// PipeWire only: a run of cycles that got no data (every input the port's idle buffer) after
+    /// a cycle that did: where it began on the take, its frames and cycles so far, and whether it
+    /// is still counted (a run longer than `emptyRunLimit` is a source that stopped or left).
+    var emptyRunStart: UInt64 = 0
+    var emptyRunFrames: UInt64 = 0
+    var emptyRunCycles = 0
+    var emptyRunIsOpen = false
+    /// Whether the last cycle had data on an input (PipeWire only).
+    var lastCycleHadData = false
+    /// Cycles an empty run may last and still be a loss: a source that stops delivering for
+    /// longer (it left, or was disconnected) is the route's business (`RouteWatch`), not a gap.
+    static let emptyRunLimit = 16
+    /// PipeWire only: input 0's buffer in the last steady cycle with data and the position it
+    /// held, and the other buffer seen before it (nil when not known). The graph's nodes
+    /// alternate two buffers by period, so a buffer's parity tells which period it holds.
+    var lastBuffer: UnsafePointer<Float>? = nil
+    var lastBufferPosition: UInt32 = 0
+    var otherBuffer: UnsafePointer<Float>? = nil
+    /// The held late cycle holds its own period (see `lastBuffer`): the period lost is the one
+    /// after it, so the loss goes after what is held.
+    var heldPeriodIsOwn = false
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
@@ -114,26 +137,51 @@ struct CaptureKernel {
         // The cycle that first sees the flag may have started before the connections were made;
         // the take begins with the one after it.
         if !isTaking {
-            if counters.pointee.isArmed.load(ordering: .relaxed) { isTaking = true }
+            if counters.pointee.isArmed.load(ordering: .relaxed) {
+                isTaking = true
+                // The sources are connected once the take is armed: a take that begins with empty
+                // cycles (PipeWire brings a link up after `jack_connect` returns) lacks periods
+                // the graph delivered, counted as any empty run is.
+                lastCycleHadData = true
+            }
             return
         }
         if knowsCycleFrame {
             let frames = UInt32(truncatingIfNeeded: frameCount)
             // Across a period change the account starts afresh.
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
+            // This cycle's own position, where the counter was steady so far.
+            let ownPosition = timeline.lastCounter &+ timeline.lastFrames
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
-                deliveredNothing: timeline.isHolding && inputsHoldNothing(frameCount: frameCount))
+                deliveredNothing: (timeline.isHolding
+                    || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
+                    && inputsHoldNothing(frameCount: frameCount))
+            // A late cycle counts where its loss lies within the take (`apply` logs it only there).
+            let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
             apply(verdict)
             if verdict.discardsCycle {
                 // PipeWire repeated the last position without data: nothing of it is taken.
-                counters.pointee.lateCycles.store(timeline.repeatedPositions, ordering: .relaxed)
+                if lossIsInTake {
+                    lateCyclesInTake &+= 1
+                    counters.pointee.lateCycles.store(lateCyclesInTake, ordering: .relaxed)
+                }
                 return
             }
-            // A ring already dropping cannot hold: settle at once (the loss joins the drop).
-            if timeline.isHolding && pendingDrop.frameCount > 0 { apply(timeline.settleNow()) }
-            if timeline.isHolding && holdStart == nil { holdStart = framesTaken }
+            // A ring already dropping cannot hold: settle at once (the loss joins the drop). Nor can
+            // an empty cycle (PipeWire's idle buffers, `noteEmptyCycle`) give the excess back: it
+            // is a loss, placed before this cycle's own.
+            if timeline.isHolding && (pendingDrop.frameCount > 0 || inputsAreIdle()) { apply(timeline.settleNow()) }
+            if timeline.isHolding && holdStart == nil {
+                holdStart = framesTaken
+                heldPeriodIsOwn = holdsOwnPeriod(position: ownPosition, frames: frames)
+            }
+            noteBuffer(
+                position: cycleStartFrame,
+                steady: !timeline.isHolding && !verdict.releasesHold && verdict.jitterFrames == 0
+                    && !verdict.counterReset)
         }
+        if idleInputs != nil { noteEmptyCycle(frameCount: UInt64(frameCount)) }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
@@ -249,20 +297,20 @@ struct CaptureKernel {
         return replaced
     }
 
-    /// Whether every input holds PipeWire's idle buffer this cycle, silent: the platform gave
-    /// the cycle no data at all (its peer's period was already taken). False where the idle
-    /// buffers are not known. Realtime thread.
+    /// Whether every input is digital silence this cycle on PipeWire (the idle buffers are known
+    /// there only): the platform gave the cycle no data (its peer's period was already taken: the
+    /// port's own idle buffer; or a node late itself left its output silent). Asked only of a
+    /// repeat of the last position after an excess, where silence is never the repeat's own
+    /// period. False where the idle buffers are not known. Realtime thread.
     @_noLocks @_noAllocation
     func inputsHoldNothing(frameCount: Int) -> Bool {
-        guard let idleInputs else { return false }
+        guard idleInputs != nil else { return false }
         var channel = 0
         while channel < channelCount {
-            // SAFETY: `inputs` and `idleInputs` hold one entry per channel.
+            // SAFETY: `inputs` holds one entry per channel.
             let buffer = inputs[channel]
-            // SAFETY: as above.
-            if buffer != idleInputs[channel] { return false }
-            // An input that mixes several peers is mixed into that buffer too: only silence there
-            // is PipeWire's "nothing".
+            // The idle buffer, an input that mixes several peers, or a node's own output buffer
+            // that it left silent: only silence there is PipeWire's "nothing".
             var i = 0
             while i < frameCount {
                 // SAFETY: the buffer holds frameCount samples this cycle.
@@ -272,6 +320,88 @@ struct CaptureKernel {
             channel += 1
         }
         return channelCount > 0
+    }
+
+    /// Whether every input got the port's idle buffer this cycle (PipeWire only): the pointer, not
+    /// the samples, tells it; a silent period of a peer comes in the peer's own buffer. Realtime
+    /// thread.
+    @_noLocks @_noAllocation
+    func inputsAreIdle() -> Bool {
+        guard let idleInputs else { return false }
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: `inputs` and `idleInputs` hold one entry per channel.
+            if inputs[channel] != idleInputs[channel] { return false }
+            channel += 1
+        }
+        return channelCount > 0
+    }
+
+    /// Remembers input 0's buffer of a steady cycle with data and its position, for
+    /// `holdsOwnPeriod`. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteBuffer(position: UInt32, steady: Bool) {
+        guard idleInputs != nil, channelCount > 0, steady, !inputsAreIdle() else { return }
+        if inputs[0] != lastBuffer { otherBuffer = lastBuffer }
+        lastBuffer = inputs[0]
+        lastBufferPosition = position
+    }
+
+    /// Whether this late cycle (its counter one period ahead of `position`, its own) holds its own
+    /// period rather than the next one: its buffer's parity against the last steady cycle's, when
+    /// it is one of the two buffers known. Unknown: false (the loss goes before it, the late
+    /// cycle read ahead). Realtime thread.
+    @_noLocks @_noAllocation
+    private func holdsOwnPeriod(position: UInt32, frames: UInt32) -> Bool {
+        guard idleInputs != nil, channelCount > 0, frames > 0, let lastBuffer, let otherBuffer else { return false }
+        let buffer = inputs[0]
+        guard buffer == lastBuffer || buffer == otherBuffer else { return false }
+        let distance = position &- lastBufferPosition
+        guard distance % frames == 0, distance < frames &* 1024 else { return false }
+        let evenPeriods = (distance / frames) % 2 == 0
+        return (buffer == lastBuffer) == evenPeriods
+    }
+
+    /// PipeWire's libjack hands a connected input its idle buffer when the period for this
+    /// position never reached the port: micmon's previous cycle was still running when the peer
+    /// delivered it (libjack clears the input when a cycle ends, losing what came meanwhile), or
+    /// the peer's period was taken by an earlier call. The counter is steady, so nothing else
+    /// tells it; the take holds the idle buffer's silence exactly in place. A run of such cycles
+    /// after one with data, ended by data within `emptyRunLimit` cycles, is a loss of micmon's
+    /// (JACK cannot tell whether other clients got those periods): counted in `missed` and
+    /// logged at its place (nothing dropped: the silence came with the cycle). Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteEmptyCycle(frameCount: UInt64) {
+        if !inputsAreIdle() {
+            if emptyRunIsOpen && emptyRunCycles > 0 && emptyRunStart < frameLimit {
+                let room = frameLimit - emptyRunStart
+                let missed = emptyRunFrames < room ? emptyRunFrames : room
+                counters.pointee.missedGaps.add(1, ordering: .relaxed)
+                counters.pointee.framesMissed.add(missed, ordering: .relaxed)
+                var event = pendingDrop
+                event.startFrame = emptyRunStart
+                event.frameCount = missed
+                // A full log loses the entry, never the counts.
+                _ = missedGaps.pushOne(event)
+            }
+            emptyRunIsOpen = false
+            lastCycleHadData = true
+            return
+        }
+        if timeline.isHolding {
+            // Held periods move the place of what follows: such a run is not counted.
+            emptyRunIsOpen = false
+        } else if lastCycleHadData {
+            emptyRunIsOpen = true
+            emptyRunStart = framesTaken
+            emptyRunFrames = 0
+            emptyRunCycles = 0
+        }
+        lastCycleHadData = false
+        guard emptyRunIsOpen else { return }
+        emptyRunFrames &+= frameCount
+        emptyRunCycles += 1
+        if emptyRunCycles > Self.emptyRunLimit { emptyRunIsOpen = false }
     }
 
     /// Whether the glue should wait before this cycle (the test-only late wake-up). Realtime
@@ -306,14 +436,23 @@ struct CaptureKernel {
             _ = serverGaps.pushOne(event)
         }
         var held = UInt64(heldFrames)
+        // A late cycle that held its own period (`heldPeriodIsOwn`): the period lost is the
+        // repeat's, after it.
+        let lossFollowsHeld =
+            verdict.discardsCycle && heldPeriodIsOwn && holdStart != nil && held == UInt64(timeline.lastFrames)
         if verdict.missedFrames > 0 && place < frameLimit {
             let room = frameLimit - place
-            let missed = verdict.missedFrames < room ? verdict.missedFrames : room
-            if held > room - missed { held = room - missed }
+            var missed = verdict.missedFrames < room ? verdict.missedFrames : room
+            if lossFollowsHeld {
+                if held > room { held = room }
+                if missed > room - held { missed = room - held }
+            } else if held > room - missed {
+                held = room - missed
+            }
             counters.pointee.missedGaps.add(1, ordering: .relaxed)
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
             var event = pendingDrop
-            event.startFrame = place
+            event.startFrame = lossFollowsHeld ? place &+ held : place
             event.frameCount = missed
             _ = missedGaps.pushOne(event)
             if samples != nil, let drops {
@@ -336,6 +475,7 @@ struct CaptureKernel {
             framesTaken = place &+ held
         }
         if verdict.releasesHold {
+            heldPeriodIsOwn = false
             if let samples, heldFrames > 0, held > 0 {
                 samples.commitWrite(count: Int(truncatingIfNeeded: held) &* recordedChannelCount)
             }

@@ -56,6 +56,14 @@ struct LatencyKernel {
     var framesEmitted: UInt64 = 0
     /// Lost return frames not yet reported to the gap log (merged while periods keep failing).
     var pendingGap = DropEvent(startFrame: 0, frameCount: 0)
+    /// PipeWire's libjack only: `in_1`'s own silent buffer, the one a cycle gets when no period
+    /// reached the port (`JackPortBuffer.idleBuffer`); nil elsewhere.
+    var idleInput: UnsafePointer<Float>? = nil
+    /// Whether the last cycle's return had data (PipeWire only): a cycle with the idle buffer
+    /// after it lost its period (see `queueReturn`).
+    var lastReturnHadData = false
+    var emptyReturnCycles = 0
+    static let emptyReturnLimit = 16
 
     /// One process cycle. `cycleStartUsecs` is when the cycle began (JACK µs). Realtime thread.
     @_noLocks @_noAllocation
@@ -97,7 +105,21 @@ struct LatencyKernel {
     @_noLocks @_noAllocation
     private mutating func queueReturn(frameCount: Int) {
         var queued = false
-        if pendingGap.frameCount == 0 || gaps.availableToWrite() >= 1,
+        // On PipeWire a cycle whose return is the port's idle buffer after one with data lost
+        // that period (micmon's last cycle ran into the next one, or the period was taken by an
+        // earlier call): its silence is no return of the signal, so it is a gap, which the
+        // estimator skips, as a period the ring could not take.
+        // (A return empty for longer than `emptyReturnLimit` cycles has no source: its silence
+        // is what the loop returns.)
+        let returnIsEmpty = idleInput != nil && input == idleInput
+        let lostPeriod = returnIsEmpty && lastReturnHadData && emptyReturnCycles < Self.emptyReturnLimit
+        if returnIsEmpty {
+            emptyReturnCycles += 1
+        } else if idleInput != nil {
+            lastReturnHadData = true
+            emptyReturnCycles = 0
+        }
+        if !lostPeriod, pendingGap.frameCount == 0 || gaps.availableToWrite() >= 1,
             let slices = returns.writableSlices(count: frameCount)
         {
             if pendingGap.frameCount > 0 {

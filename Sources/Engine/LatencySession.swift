@@ -235,11 +235,16 @@ public final class LatencySession {
         counters = memory.make(LatencyCounters())
         // A silent buffer stands in for the ports until the first cycle fetches them.
         let placeholder = memory.make(repeating: Float(0), count: 1)
-        let kernel = LatencyKernel(
+        var kernel = LatencyKernel(
             link: core.link, outputPort: outputPort.handle, inputPort: inputPort.handle, output: placeholder,
             input: UnsafePointer(placeholder), signal: UnsafePointer(memory.make(copying: signal.samples)),
             signalPeriod: signal.period, measures: configuration.measuresRoundTrip,
             returns: returnRing.producer, gaps: gapRing.producer, counters: counters)
+        if JackClient.isPipeWire {
+            // Before activation PipeWire's libjack hands the input its own silent buffer: the one a
+            // cycle gets when no period reached the port (docs/platforms.md).
+            kernel.idleInput = JackPortBuffer.idleBuffer(inputPort.handle, frames: UInt32(CaptureKernel.maximumPeriod))
+        }
         do { try core.install(kernel, process: latencyProcess) } catch { throw .jack(error) }
     }
 

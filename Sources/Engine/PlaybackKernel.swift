@@ -26,6 +26,16 @@ public struct PlaybackCounters: ~Copyable {
     /// Set by the main thread once the outputs are connected: playback starts on the cycle after
     /// the one that first sees it, so no frame is played into a port not yet connected.
     public let isArmed = Atomic<Bool>(false)
+    /// The timeline rule on the outputs (docs/timeline.md): frames of the server's clock that
+    /// micmon's output did not reach in time (it was late or stopped), in `missedGaps` at their
+    /// playback positions. Realtime thread.
+    public let missedGapCount = Atomic<UInt64>(0)
+    public let framesMissed = Atomic<UInt64>(0)
+    /// PipeWire only: cycles micmon ran late and was then called again for the same position,
+    /// whose output the graph reads instead (each one is in `framesMissed`). Realtime thread.
+    public let lateCycles = Atomic<UInt64>(0)
+    /// Late reads of the frame counter that netted out (+2N then +0, jackd2): nothing missed.
+    public let timelineJitter = Atomic<UInt64>(0)
     public init() {}
 }
 
@@ -45,17 +55,48 @@ struct PlaybackKernel {
     let meterCoefficients: MeterCoefficients
     let meterMailbox: LatestValueMailbox<ChannelMeter>.Writer
     let counters: UnsafeMutablePointer<PlaybackCounters>
+    /// Where the outputs' timeline losses go, for the summary: `startFrame` is the playback
+    /// position (frames played) from which the file reached the outputs late.
+    var missedGaps: SPSCRing<DropEvent>.Producer? = nil
+    /// PipeWire's libjack: after a cycle that ran late (+2N), the graph reads the output of the
+    /// cycle that repeats its position (+0), so the late cycle's period never reaches the outputs
+    /// (measured with witnesses downstream: docs/platforms.md). A repeat is then a loss.
+    var lateRepeatIsRead = false
     var framesPlayed: UInt64 = 0
+    /// The timeline rule over the server's frame counter (docs/timeline.md). Realtime thread only.
+    /// (Made for 48 kHz; the session sets its rate.)
+    var timeline = TimelineJudge(sampleRate: 48000)
+    /// The playback position where the excess the judge holds appeared (nil when none).
+    var excessStart: UInt64?
+    /// The last gap logged, reused as the next one's storage (DropEvent's initializer lives in
+    /// another file, which a debug build's per-file check of `note` cannot see into).
+    var lastMissedGap = DropEvent(startFrame: 0, frameCount: 0)
     /// Non-finite samples replaced by 0 so far (see `PlaybackCounters.nonFiniteReplaced`).
     var nonFiniteReplaced: UInt64 = 0
     /// Whether playback has begun (see `PlaybackCounters.isArmed`). Realtime thread only.
     var isPlaying = false
+    /// Test-only (`MICMON_TEST_LATE_WAKE_UP_EVERY=N`, `MICMON_TEST_LATE_WAKE_UP_US`): every Nth
+    /// cycle the glue waits that long before it reads the clock and the port buffers, as a thread
+    /// woken and then preempted would. 0: never. Never set otherwise.
+    var lateWakeUpEvery: UInt64 = 0
+    var lateWakeUpMicroseconds: UInt64 = 0
 
-    /// Fills both outputs for one cycle. Realtime thread.
+    /// Whether the glue should wait before this cycle (the test-only late wake-up). Realtime
+    /// thread, before the cycle's first libjack call.
     @_noLocks @_noAllocation
-    mutating func process(frameCount: Int) {
-        let left = outputs[0]
-        let right = outputs[1]
+    func wakesUpLate() -> Bool {
+        lateWakeUpEvery > 0
+            && link.state.pointee.cycles.load(ordering: .relaxed) % lateWakeUpEvery == lateWakeUpEvery - 1
+    }
+
+    /// Fills both outputs for one cycle. `cycleStartFrame` is the server's frame counter (when
+    /// `knowsCycleFrame`), `cycleMicroseconds` when the cycle ran and `driverStamp` the driver's
+    /// lateness stamp, for `TimelineJudge`. Realtime thread.
+    @_noLocks @_noAllocation
+    mutating func process(
+        frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false, cycleMicroseconds: UInt64 = 0,
+        driverStamp: Float = 0
+    ) {
         var written = 0
         if link.beginCycle(frameCount: frameCount) {
             // Asked to stop: silence, keeping the place.
@@ -66,28 +107,16 @@ struct PlaybackKernel {
             // The cycle that first sees the flag may have started before the connections were
             // made: play from the next one.
             if counters.pointee.isArmed.load(ordering: .relaxed) { isPlaying = true }
-        } else if !counters.pointee.isPaused.load(ordering: .relaxed) {
-            let available = frames.availableToRead() / 2
-            let count = available < frameCount ? available : frameCount
-            if count > 0, let slices = frames.readableSlices(count: count * 2) {
-                var replaced: UInt64 = 0
-                written = deinterleave(slices.first, into: left, right, at: 0, replaced: &replaced)
-                written += deinterleave(slices.second, into: left, right, at: written, replaced: &replaced)
-                frames.commitRead(count: count * 2)
-                if replaced > 0 {
-                    nonFiniteReplaced &+= replaced
-                    counters.pointee.nonFiniteReplaced.store(nonFiniteReplaced, ordering: .relaxed)
-                }
+        } else {
+            if knowsCycleFrame {
+                judge(
+                    frameCount: frameCount, counter: cycleStartFrame, microseconds: cycleMicroseconds,
+                    driverStamp: driverStamp)
             }
-            framesPlayed &+= UInt64(written)
-            counters.pointee.framesPlayed.store(framesPlayed, ordering: .relaxed)
-            let total = counters.pointee.framesTotal.load(ordering: .acquiring)
-            if framesPlayed >= total {
-                counters.pointee.isFinished.store(true, ordering: .releasing)
-            } else if written < frameCount {
-                counters.pointee.framesStarved.add(UInt64(frameCount - written), ordering: .relaxed)
-            }
+            if !counters.pointee.isPaused.load(ordering: .relaxed) { written = play(frameCount: frameCount) }
         }
+        let left = outputs[0]
+        let right = outputs[1]
         var i = written
         while i < frameCount {
             // SAFETY: both outputs hold frameCount samples this cycle.
@@ -102,6 +131,72 @@ struct PlaybackKernel {
         readings[0] = meters[0]
         readings[1] = meters[1]
         meterMailbox.publish()
+    }
+
+    /// Plays what the ring holds, up to `frameCount` frames, to both outputs and counts it.
+    /// Returns the frames written. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func play(frameCount: Int) -> Int {
+        var written = 0
+        let available = frames.availableToRead() / 2
+        let count = available < frameCount ? available : frameCount
+        if count > 0, let slices = frames.readableSlices(count: count * 2) {
+            var replaced: UInt64 = 0
+            written = deinterleave(slices.first, into: outputs[0], outputs[1], at: 0, replaced: &replaced)
+            written += deinterleave(slices.second, into: outputs[0], outputs[1], at: written, replaced: &replaced)
+            frames.commitRead(count: count * 2)
+            if replaced > 0 {
+                nonFiniteReplaced &+= replaced
+                counters.pointee.nonFiniteReplaced.store(nonFiniteReplaced, ordering: .relaxed)
+            }
+        }
+        framesPlayed &+= UInt64(written)
+        counters.pointee.framesPlayed.store(framesPlayed, ordering: .relaxed)
+        let total = counters.pointee.framesTotal.load(ordering: .acquiring)
+        if framesPlayed >= total {
+            counters.pointee.isFinished.store(true, ordering: .releasing)
+        } else if written < frameCount {
+            counters.pointee.framesStarved.add(UInt64(frameCount - written), ordering: .relaxed)
+        }
+        return written
+    }
+
+    /// Steps the timeline rule for this cycle and logs what it settled: a loss (the server ran
+    /// periods while micmon gave the outputs nothing) at the playback position where its excess
+    /// appeared. On PipeWire (`lateRepeatIsRead`) a cycle that repeats the last position after a
+    /// late one is a loss at once: the graph reads the repeat's output for that position, so
+    /// the late cycle's period never reached the outputs. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func judge(frameCount: Int, counter: UInt32, microseconds: UInt64, driverStamp: Float) {
+        let frames = UInt32(truncatingIfNeeded: frameCount)
+        // Across a period change the account starts afresh (docs/timeline.md).
+        if timeline.hasLastCycle && frames != timeline.lastFrames { note(timeline.restart()) }
+        let verdict = timeline.step(
+            counter: counter, frames: frames, microseconds: microseconds, driverStamp: driverStamp,
+            deliveredNothing: lateRepeatIsRead)
+        note(verdict)
+        if verdict.discardsCycle { counters.pointee.lateCycles.store(timeline.repeatedPositions, ordering: .relaxed) }
+        // The excess appeared in this cycle: its loss belongs before what this cycle plays.
+        if timeline.isHolding && excessStart == nil { excessStart = framesPlayed }
+    }
+
+    /// Logs and counts what the judge settled. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func note(_ verdict: TimelineJudge.Verdict) {
+        if verdict.jitterFrames > 0 {
+            counters.pointee.timelineJitter.store(timeline.jitterEvents, ordering: .relaxed)
+        }
+        // The outputs lost the periods either way: a graph-wide gap is silence there too.
+        let missed = verdict.missedFrames &+ verdict.graphFrames
+        if missed > 0 {
+            counters.pointee.missedGapCount.add(1, ordering: .relaxed)
+            counters.pointee.framesMissed.add(missed, ordering: .relaxed)
+            lastMissedGap.startFrame = excessStart ?? framesPlayed
+            lastMissedGap.frameCount = missed
+            // A full log loses the entry, never the counts.
+            _ = missedGaps?.pushOne(lastMissedGap)
+        }
+        if verdict.releasesHold || verdict.counterReset { excessStart = nil }
     }
 
     /// Copies interleaved stereo frames to the two outputs from frame `start`, applying the

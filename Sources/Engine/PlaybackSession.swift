@@ -78,6 +78,8 @@ public final class PlaybackSession {
     private let mailbox = LatestValueMailbox(count: 2, initial: ChannelMeter())
     private let ring: SPSCRing<Float>
     private let reader: PlaybackReader
+    private let missedRing = SPSCRing<DropEvent>(capacity: 1024)
+    private var missedLog: [DropEvent] = []
 
     /// Opens the file, connects to the server, registers the outputs, resolves the destinations
     /// and prepares all realtime memory. Nothing plays until `start()`.
@@ -124,18 +126,24 @@ public final class PlaybackSession {
         ring = SPSCRing<Float>(capacity: max(Int(configuration.ringSeconds * Double(sampleRate)), 16384) * 2)
         memory.keep(ring)
         memory.keep(mailbox)
+        memory.keep(missedRing)
         do {
             reader = try PlaybackReader(
                 file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
         } catch {
             throw .conversion("\(error)")
         }
-        let kernel = PlaybackKernel(
+        var kernel = PlaybackKernel(
             link: core.link, ports: memory.make(copying: ports.map(\.handle)),
             outputs: memory.make(repeating: placeholder, count: 2), frames: ring.consumer, gains: gains,
             meters: memory.make(repeating: ChannelMeter(), count: 2),
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)), meterMailbox: mailbox.writer,
             counters: counters)
+        kernel.missedGaps = missedRing.producer
+        kernel.lateRepeatIsRead = JackClient.isPipeWire
+        kernel.timeline = TimelineJudge(sampleRate: sampleRate)
+        kernel.lateWakeUpEvery = Environment.value("MICMON_TEST_LATE_WAKE_UP_EVERY").flatMap { UInt64($0) } ?? 0
+        kernel.lateWakeUpMicroseconds = Environment.value("MICMON_TEST_LATE_WAKE_UP_US").flatMap { UInt64($0) } ?? 0
         do { try core.install(kernel, process: playbackProcess) } catch { throw .jack(error) }
     }
 
@@ -182,6 +190,21 @@ public final class PlaybackSession {
         return total == .max ? nil : total
     }
     public var isFinished: Bool { counters.pointee.isFinished.load(ordering: .acquiring) }
+    /// Frames of the server's clock that micmon's output did not reach in time (it was late or
+    /// stopped), at the playback positions of `missedGaps()`.
+    public var framesMissed: UInt64 { counters.pointee.framesMissed.load(ordering: .relaxed) }
+    public var missedGapCount: UInt64 { counters.pointee.missedGapCount.load(ordering: .relaxed) }
+    /// PipeWire only: cycles micmon ran late (each one also in `framesMissed`).
+    public var lateCycles: UInt64 { counters.pointee.lateCycles.load(ordering: .relaxed) }
+    public var timelineJitter: UInt64 { counters.pointee.timelineJitter.load(ordering: .relaxed) }
+    /// The first 1000 missed gaps (playback positions), as logged so far. Main thread.
+    public func missedGaps() -> [DropEvent] {
+        let slices = missedRing.consumer.readableSlices()
+        for gap in slices.first where missedLog.count < 1000 { missedLog.append(gap) }
+        for gap in slices.second where missedLog.count < 1000 { missedLog.append(gap) }
+        missedRing.consumer.commitRead(count: slices.count)
+        return missedLog
+    }
     public var isPaused: Bool { counters.pointee.isPaused.load(ordering: .relaxed) }
     public var xruns: UInt64 { core.memory.xruns }
     public var serverIsGone: Bool { core.memory.serverIsGone }

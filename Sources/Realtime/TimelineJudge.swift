@@ -77,7 +77,8 @@
     /// cycle after it repeats that position with nothing: an advance of nothing that delivered
     /// nothing after an excess is no give-back. The excess was then a loss of this client's own
     /// (the data of the skipped position was never taken), settled at once, and this cycle is
-    /// discarded (`Verdict.discardsCycle`). Realtime-safe.
+    /// discarded (`Verdict.discardsCycle`). So is such a repeat with nothing pending: the last cycle
+    /// read ahead where the account had just started afresh (a period change). Realtime-safe.
     @inlinable
     public mutating func step(
         counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float, deliveredNothing: Bool = false
@@ -105,10 +106,12 @@
             settle(into: &verdict, driverStamp: driverStamp)
             return verdict
         }
-        if advance == 0 && deliveredNothing && pendingFrames > 0 {
+        if advance == 0 && deliveredNothing && (pendingFrames > 0 || lastFrames > 0) {
             // A repeat of the last position with no data: the last cycle's data was this
-            // position's own, so what it skipped is lost.
-            verdict.missedFrames += pendingFrames
+            // position's own, so what it skipped is lost. With nothing pending (the last cycle
+            // was the first of the account: after a period change, whose jump is not judged),
+            // what it skipped is one period, its own.
+            verdict.missedFrames += pendingFrames > 0 ? pendingFrames : UInt64(lastFrames)
             verdict.releasesHold = true
             verdict.discardsCycle = true
             repeatedPositions &+= 1

@@ -26,6 +26,15 @@ public enum PlaybackReport {
         public var xruns: UInt64
         /// NaN and ±∞ samples of the file sent to JACK as 0 (never as themselves).
         public var nonFiniteReplaced: UInt64
+        /// Frames of the server's clock that micmon's output did not reach in time (it was late or
+        /// stopped), in `missedGaps` at their playback positions. Non-zero means exit 75.
+        public var framesMissed: UInt64 = 0
+        public var missedGapCount: UInt64 = 0
+        public var missedGaps: [SessionSummary.Drop] = []
+        /// PipeWire only: cycles micmon ran late (each one is in `framesMissed`).
+        public var lateCycles: UInt64 = 0
+        /// Late reads of the server's frame counter that netted out: nothing missed.
+        public var timelineJitter: UInt64 = 0
 
         public init(
             reason: StopReason, framesPlayed: UInt64, sampleRate: Int, framesStarved: UInt64, xruns: UInt64,
@@ -49,6 +58,27 @@ public enum PlaybackReport {
             + "  starved:   \(s.framesStarved) frames\n"
             + "  xruns:     \(s.xruns)"
             + (s.nonFiniteReplaced > 0 ? "\n  non-finite: \(s.nonFiniteReplaced) samples (NaN or ±∞) sent as 0" : "")
+            + timelineText(s)
+    }
+
+    /// The missed and late lines (nothing when the outputs' timeline was whole).
+    static func timelineText(_ s: Summary) -> String {
+        var lines: [String] = []
+        if s.missedGapCount > 0 {
+            lines.append(
+                "  missed:    \(s.framesMissed) frames in \(s.missedGapCount) gap" + (s.missedGapCount == 1 ? "" : "s")
+                    + " (the server ran them before micmon's output reached it)"
+            )
+            lines += SummaryFormatter.listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
+        }
+        if s.lateCycles > 0 {
+            lines.append(
+                "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
+                    + " micmon ran late: PipeWire read the next call's output instead, so the late period never"
+                    + " reached the outputs (in missed)")
+        }
+        if s.timelineJitter > 0 { lines.append("  jitter:    \(s.timelineJitter) late counter reads, nothing missed") }
+        return lines.map { "\n" + $0 }.joined()
     }
 
     /// One line: `{"type":"summary","schema":1,"reason":"end of file","frames_played":…}`.
@@ -61,6 +91,20 @@ public enum PlaybackReport {
         object.integer("frames_starved", s.framesStarved)
         object.integer("xruns", s.xruns)
         object.integer("non_finite_replaced", s.nonFiniteReplaced)
+        object.integer("missed_gap_count", s.missedGapCount)
+        object.integer("frames_missed", s.framesMissed)
+        object.objects(
+            "missed_gaps",
+            s.missedGaps.map { d in
+                var gap = JSONObject()
+                gap.integer("start_frame", d.startFrame)
+                gap.integer("length", d.length)
+                gap.number("start_s", SummaryFormatter.seconds(d.startFrame, s.sampleRate), decimals: 3)
+                gap.number("length_ms", 1000 * SummaryFormatter.seconds(d.length, s.sampleRate), decimals: 1)
+                return gap
+            })
+        object.integer("timeline_jitter", s.timelineJitter)
+        if s.lateCycles > 0 { object.integer("late_cycles", s.lateCycles) }
         return object.text
     }
 }

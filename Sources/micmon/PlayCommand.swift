@@ -131,9 +131,18 @@ enum PlayCommand {
                 break
             }
         }
-        let summary = PlaybackReport.Summary(
+        var summary = PlaybackReport.Summary(
             reason: reason, framesPlayed: session.framesPlayed, sampleRate: session.sampleRate,
             framesStarved: session.framesStarved, xruns: session.xruns, nonFiniteReplaced: session.nonFiniteReplaced)
+        summary.framesMissed = session.framesMissed
+        summary.missedGapCount = session.missedGapCount
+        summary.missedGaps = session.missedGaps().map {
+            SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount)
+        }
+        summary.lateCycles = session.lateCycles
+        summary.timelineJitter = session.timelineJitter
+        // Frames that did not reach the outputs on time are micmon's own loss, as a capture's are.
+        if code == .ok && summary.framesMissed > 0 { code = .framesDropped }
         watchdog.stop()
         session.stop()
         Console.out((options.json ? PlaybackReport.json(summary) : PlaybackReport.text(summary)) + "\n")

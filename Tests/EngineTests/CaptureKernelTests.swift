@@ -67,6 +67,10 @@ final class CaptureKernelTests {
         meters.deallocate()
         left.deallocate()
         right.deallocate()
+        idle.deallocate()
+        idleInputs.deallocate()
+        otherLeft.deallocate()
+        otherRight.deallocate()
     }
 
     /// Source frame i carries +(i+1) on channel 1 and −(i+1) on channel 2: never silence.
@@ -360,5 +364,162 @@ final class CaptureKernelTests {
                 break
             }
         }
+    }
+    /// PipeWire's idle buffers (one per input) and a second pair of period buffers: its nodes
+    /// alternate two buffers by period.
+    let idle = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 64)
+    let idleInputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 2)
+    let otherLeft = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+    let otherRight = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+
+    /// Makes the kernel PipeWire's: its inputs' idle buffers are known.
+    func usePipeWireIdleBuffers() {
+        idle.initialize(repeating: 0, count: 2 * 64)
+        idleInputs[0] = UnsafePointer(idle)
+        idleInputs[1] = UnsafePointer(idle + 64)
+        kernel.idleInputs = idleInputs
+    }
+
+    /// One cycle on PipeWire: `source` in the period buffer of `buffer` (0 or 1), or nil for the
+    /// port's idle buffer (no data reached it).
+    func pipeWireCycle(at counter: UInt32, source: Int?, buffer: Int = 0) {
+        if let source {
+            let (l, r) = buffer == 0 ? (left, right) : (otherLeft, otherRight)
+            for i in 0 ..< period {
+                l[i] = Float(source + i + 1)
+                r[i] = -Float(source + i + 1)
+            }
+            inputs[0] = UnsafePointer(l)
+            inputs[1] = UnsafePointer(r)
+        } else {
+            inputs[0] = idleInputs[0]
+            inputs[1] = idleInputs[1]
+        }
+        kernel.process(frameCount: period, cycleStartFrame: counter, knowsCycleFrame: true)
+    }
+
+    /// Checks that the file holds source frame f + 1 at frame f except silence in `silent`.
+    func expectFile(_ path: String, frames count: Int, silent: Range<Int>) throws {
+        let frames = try readBack(path)
+        #expect(frames.count == count * 2)
+        for frame in 0 ..< min(count, frames.count / 2) {
+            let expected: Float = silent.contains(frame) ? 0 : Float(frame + 1)
+            if frames[2 * frame] != expected || frames[2 * frame + 1] != -expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected ±\(expected)")
+                break
+            }
+        }
+    }
+
+    /// A cycle that got PipeWire's idle buffer on every input at a steady counter: its period
+    /// never reached micmon (its previous cycle ran into the next one). The silence is in place;
+    /// it is counted as missed and logged there, nothing dropped. Before, it was taken as data,
+    /// reported nowhere, exit 0.
+    @Test("PipeWire: a cycle with only idle buffers at a steady counter is missed, in place")
+    func emptyCycleIsMissedInPlace() throws {
+        usePipeWireIdleBuffers()
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        pipeWireCycle(at: 1000, source: 0)
+        pipeWireCycle(at: 1064, source: 64, buffer: 1)
+        pipeWireCycle(at: 1128, source: nil)  // source frames 128 ..< 192 never came
+        pipeWireCycle(at: 1192, source: 192, buffer: 1)
+        waitForWriter(writer, frames: 256)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
+        #expect(result.drops.isEmpty)
+        let logged = missedGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
+        try expectFile(path, frames: 256, silent: 128 ..< 192)
+    }
+
+    /// A take armed once its sources are connected, whose first cycles are empty (PipeWire brings
+    /// a link up after `jack_connect` returns): those periods are missed, from frame 0.
+    @Test("PipeWire: a take that begins with empty cycles counts them missed from frame 0")
+    func emptyStartIsMissed() {
+        usePipeWireIdleBuffers()
+        kernel.isTaking = false
+        counters.pointee.isArmed.store(true, ordering: .relaxed)
+        pipeWireCycle(at: 936, source: nil)  // sees the arm: the take begins with the next cycle
+        pipeWireCycle(at: 1000, source: nil)
+        pipeWireCycle(at: 1064, source: nil)
+        pipeWireCycle(at: 1128, source: 128)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 128)
+        let logged = missedGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 0, frameCount: 128))
+    }
+
+    /// An input with no data at all (never connected, or its source left) is no loss: no period
+    /// came before it.
+    @Test("PipeWire: idle buffers for longer than the limit (no source) are no loss, at the start or later")
+    func idleWithoutDataIsNoLoss() throws {
+        usePipeWireIdleBuffers()
+        var counter: UInt32 = 1000
+        for _ in 0 ... CaptureKernel.emptyRunLimit {
+            pipeWireCycle(at: counter, source: nil)
+            counter += 64
+        }
+        pipeWireCycle(at: counter, source: 192)
+        counter += 64
+        for _ in 0 ... CaptureKernel.emptyRunLimit {
+            pipeWireCycle(at: counter, source: nil)
+            counter += 64
+        }
+        pipeWireCycle(at: counter, source: 0)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 0)
+    }
+
+    /// A late cycle on PipeWire reads the next cycle's counter (+2N) and is called again for the
+    /// same position with nothing (+0). When its buffer is the one of two cycles before (its own
+    /// period, the nodes alternating two buffers), the period lost is the repeat's: the silence
+    /// goes after the held period. Before, it went before it: the period one period late.
+    @Test("PipeWire: a late cycle that held its own period puts the loss after it")
+    func lateCycleWithItsOwnPeriodLosesTheNext() throws {
+        usePipeWireIdleBuffers()
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        pipeWireCycle(at: 1000, source: 0, buffer: 0)
+        pipeWireCycle(at: 1064, source: 64, buffer: 1)
+        pipeWireCycle(at: 1128, source: 128, buffer: 0)
+        waitForWriter(writer, frames: 192)  // the ring holds 4 periods
+        pipeWireCycle(at: 1256, source: 192, buffer: 1)  // late: the next counter, its own period
+        pipeWireCycle(at: 1256, source: nil)  // the repeat: source frames 256 ..< 320 were lost
+        pipeWireCycle(at: 1320, source: 320, buffer: 1)
+        waitForWriter(writer, frames: 384)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
+        #expect(result.drops == [DropEvent(startFrame: 256, frameCount: 64)])
+        try expectFile(path, frames: 384, silent: 256 ..< 320)
+    }
+
+    /// The same late cycle with the last cycle's buffer holds the next period: the loss is its
+    /// own position's, before what it holds.
+    @Test("PipeWire: a late cycle that held the next period puts the loss before it")
+    func lateCycleWithTheNextPeriodLosesItsOwn() throws {
+        usePipeWireIdleBuffers()
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try makeWriter(path)
+        writer.start()
+        pipeWireCycle(at: 1000, source: 0, buffer: 0)
+        pipeWireCycle(at: 1064, source: 64, buffer: 1)
+        pipeWireCycle(at: 1128, source: 128, buffer: 0)
+        waitForWriter(writer, frames: 192)  // the ring holds 4 periods
+        pipeWireCycle(at: 1256, source: 256, buffer: 0)  // late: the next counter and period
+        pipeWireCycle(at: 1256, source: nil)  // the repeat: source frames 192 ..< 256 were lost
+        pipeWireCycle(at: 1320, source: 320, buffer: 1)
+        waitForWriter(writer, frames: 384)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(result.drops == [DropEvent(startFrame: 192, frameCount: 64)])
+        try expectFile(path, frames: 384, silent: 192 ..< 256)
     }
 }

@@ -117,6 +117,30 @@ final class LatencyKernelTests {
         #expect(kernel.framesEmitted == 4096 + 512 + 256)
     }
 
+    /// PipeWire hands in_1 its idle buffer when no period reached it (the last cycle ran into the
+    /// next one): that silence is no return of the signal, so it is a gap the estimator skips.
+    /// Before, it was fed to the estimator as the return, and a window holding it measured
+    /// 256.0010 frames through a node of exactly 256 (seen under load).
+    @Test("PipeWire: a return that is the port's idle buffer after data is a gap, not silence returned")
+    func idleReturnIsAGap() {
+        let idle = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        idle.initialize(repeating: 0, count: 256)
+        defer { idle.deallocate() }
+        kernel.idleInput = UnsafePointer(idle)
+        arm()
+        cycle()
+        cycle()
+        cycle()
+        kernel.input = UnsafePointer(idle)  // no period reached in_1
+        kernel.output = buffer
+        kernel.process(frameCount: 256, cycleStartUsecs: 5000)
+        cycle()
+        #expect(counters.pointee.returnFramesLost.load(ordering: .relaxed) == 256)
+        let gap = gaps.consumer.readableSlices(count: 1)?.first[0]
+        #expect(gap == DropEvent(startFrame: 512, frameCount: 256))
+        #expect(drainReturns().count == 3 * 256)
+    }
+
     @Test("a loop closed later: the timeline runs at once, the signal starts a cycle after the loop is armed")
     func emissionWaitsForTheLoop() {
         counters.pointee.isArmed.store(true, ordering: .releasing)

@@ -103,6 +103,12 @@ extension JackIntegrationTests {
             return Int(line[range.upperBound...].prefix { $0.isNumber })
         }
 
+        /// The take frames of the last summary's missed gaps (silence micmon placed where it lost
+        /// frames).
+        static func reportedRanges(_ stdout: String) -> [Range<Int>] {
+            gaps("missed_gaps", in: stdout).map { $0.start ..< $0.start + $0.length }
+        }
+
         /// Whether micmon said its take (or, for `monitor`, what it passed on) is damaged: drops,
         /// missed frames or server gaps in its summary.
         static func reportedDamage(_ stdout: String) -> Bool {
@@ -111,26 +117,51 @@ extension JackIntegrationTests {
                 || (summaryNumber("server_gap_count", in: stdout) ?? 0) > 0
         }
 
+        /// A take's exit code says what its summary says: 0 with no damage reported, 75 with
+        /// damage reported (a loaded machine costs micmon periods now and then; `expectTruthful`
+        /// judges what it reported against the witness).
+        static func expectExitCode(
+            _ result: PrivatePipeWire.ToolResult, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let expected: Int32 = reportedDamage(result.stdout) ? 75 : 0
+            #expect(
+                result.exitCode == expected, "\(label): stderr: \(result.stderr)", sourceLocation: sourceLocation)
+        }
+
         /// The truthful judgement: the take has `frames` frames, most of them on the counter, and
         /// every stretch off it is either in the witness too or reported by micmon.
         static func expectTruthful(
             _ path: String, stdout: String, witness: PipeWireTakeJudge.WitnessRecording, frames: Int? = nil,
-            _ label: String, sourceLocation: SourceLocation = #_sourceLocation
+            upstream: String? = nil, _ label: String, sourceLocation: SourceLocation = #_sourceLocation
         ) throws -> PipeWireTakeJudge.Verdict {
             let take = try PipeWireTakeJudge.Recording(path: path)
-            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness, reported: reportedRanges(stdout))
             if let frames { #expect(take.frameCount == frames, "\(label): \(verdict)", sourceLocation: sourceLocation) }
             // A take of silence (nothing connected) or of something else is never judged good,
             // even when the witness is damaged too.
             #expect(
                 verdict.exactFrames * 2 >= take.frameCount && take.frameCount > 0, "\(label): \(verdict)",
                 sourceLocation: sourceLocation)
-            if !reportedDamage(stdout) {
-                #expect(
-                    verdict.unexplained.isEmpty,
-                    "\(label): damage micmon did not report and the witness does not show: \(verdict)",
-                    sourceLocation: sourceLocation)
+            // Damage the witness does not show is micmon's own: it lies at a loss micmon reported
+            // (placed within `placementTolerance` in a burst of late cycles), and micmon reported
+            // no fewer frames than it holds. (Reporting a loss does not excuse damage elsewhere.)
+            // `upstream`: the summary of a micmon between the witness and this take (a monitor),
+            // whose losses lie on its own timeline: they count, not their places.
+            let missed = gaps("missed_gaps", in: stdout)
+            let upstreamMissed = upstream.flatMap { summaryNumber("frames_missed", in: $0) } ?? 0
+            for damage in verdict.unexplained where upstreamMissed == 0 {
+                let covered = missed.contains {
+                    damage.takeFrames.lowerBound >= $0.start - placementTolerance
+                        && damage.takeFrames.upperBound <= $0.start + $0.length + 8 + placementTolerance
+                }
+                let comment = "\(label): damage micmon did not report and the witness does not show: \(damage)"
+                #expect(covered, "\(comment); missed gaps \(missed); \(verdict)", sourceLocation: sourceLocation)
             }
+            let damaged = verdict.unexplained.reduce(0) { $0 + max(0, $1.takeFrames.count - 8) }
+            let reported = (summaryNumber("frames_missed", in: stdout) ?? 0) + upstreamMissed
+            #expect(
+                damaged <= reported, "\(label): \(damaged) frames damaged, \(reported) reported: \(verdict)",
+                sourceLocation: sourceLocation)
             return verdict
         }
 
@@ -140,7 +171,7 @@ extension JackIntegrationTests {
             defer { rig.stop() }
             let path = rig.folder + "/take.wav"
             let result = try rig.pipeWire.micmon(["record", path, "--duration", "2", "--json"]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            Self.expectExitCode(result, "default ports")
             #expect(
                 result.stderr.contains(
                     "taking the outputs named *:capture_*: test microphones:capture_FL, test microphones:capture_FR"),
@@ -196,7 +227,12 @@ extension JackIntegrationTests {
             // 75 where micmon ran late on a loaded machine and said so (judged by the witness).
             #expect(result.exitCode == 0 || result.exitCode == 75, "stderr: \(result.stderr)")
             let witness = try rig.finishWitness()
-            _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
+            let verdict = try Self.expectTruthful(
+                path, stdout: result.stdout, witness: witness, frames: 4 * Self.rate, "quantum")
+            // PipeWire's counter jumps at the first cycle of each new quantum (its clock re-based,
+            // for every client): no gap for it.
+            #expect(Self.summaryNumber("server_gap_count", in: result.stdout) == 0, "\(result.stdout.suffix(800))")
+            #expect(verdict.frameCount == 4 * Self.rate)
         }
 
         @Test("a rate change ends the take with its own exit code (78), not 'server went away'")
@@ -304,6 +340,11 @@ extension JackIntegrationTests {
             }
         }
 
+        /// How far from the damage it stands for a reported loss may lie: in a burst of late cycles
+        /// under load (load average 16–17 and stress-ng on 2 cores) micmon placed losses one to
+        /// three periods from where the take shows them (docs/platforms.md).
+        static let placementTolerance = 1024
+
         @Test("micmon late on PipeWire (the next period early, then nothing) reports its own loss in place, exit 75")
         func lateWakeUpIsReportedInPlace() throws {
             let rig = try Rig(name: "late")
@@ -324,18 +365,28 @@ extension JackIntegrationTests {
             #expect(missed.count >= late, "\(result.stdout)")
             let witness = try rig.finishWitness()
             let take = try PipeWireTakeJudge.Recording(path: path)
-            let verdict = PipeWireTakeJudge.judge(take: take, witness: witness)
+            let verdict = PipeWireTakeJudge.judge(
+                take: take, witness: witness, reported: Self.reportedRanges(result.stdout))
             #expect(take.frameCount == 3 * Self.rate, "\(verdict)")
             #expect(verdict.exactFrames * 2 >= take.frameCount, "\(verdict)")
-            // Every stretch off the counter that the witness does not hold lies in a reported gap
-            // (a stretch reaches 8 frames into the run after it); before, micmon reported none and
-            // each late cycle left the next period one period early and then silence.
+            // Every stretch off the counter that the witness does not hold lies in a reported gap;
+            // before, micmon reported none and each late cycle left the next period one period
+            // early and then silence.
+            // (A stretch reaches 8 frames into the run after it; one the witness holds alike but
+            // for the reported gaps in it is not unexplained.) In a burst of late cycles on a
+            // loaded machine a loss may be placed up to `placementTolerance` from the damage it
+            // stands for; the frames reported are never fewer than the damage holds.
+            let tolerance = Self.placementTolerance
             for damage in verdict.unexplained {
                 let covered = missed.contains {
-                    damage.takeFrames.lowerBound >= $0.start && damage.takeFrames.upperBound <= $0.start + $0.length + 8
+                    damage.takeFrames.lowerBound >= $0.start - tolerance
+                        && damage.takeFrames.upperBound <= $0.start + $0.length + 8 + tolerance
                 }
                 #expect(covered, "not reported: \(damage); missed gaps \(missed); \(verdict)")
             }
+            let damaged = verdict.unexplained.reduce(0) { $0 + max(0, $1.takeFrames.count - 8) }
+            let reported = Self.summaryNumber("frames_missed", in: result.stdout) ?? 0
+            #expect(damaged <= reported, "\(damaged) frames damaged, \(reported) reported: \(verdict)")
         }
 
         @Test("xruns on PipeWire: a client upstream asleep 30 ms every 50 cycles is no xrun there; micmon says so")
@@ -387,6 +438,78 @@ extension JackIntegrationTests {
             #expect(result.stdout.contains("\"reason\":\"the server's sample rate changed\""), "\(result.stdout)")
         }
 
+        @Test("play late on PipeWire: what did not reach the outputs on time is reported in place, exit 75")
+        func latePlayIsReportedInPlace() throws {
+            let pipeWire = try PrivatePipeWire()
+            defer { pipeWire.stop() }
+            let folder = TestEnvironment.scratchFolder("pw-late-play")
+            // Two witnesses record the player's outputs (jack_capture connects them once they
+            // exist): damage both hold alike reached the outputs; damage one holds alone is that
+            // witness's own (it ran late itself on a loaded machine).
+            let witnessPaths = [folder + "/witness-1.wav", folder + "/witness-2.wav"]
+            let witnesses = try witnessPaths.map {
+                try pipeWire.start(["jack_capture", "--daemon", "-p", "late-play:out_1", "-p", "late-play:out_2", $0])
+            }
+            defer {
+                for witness in witnesses {
+                    witness.signal(SIGINT)
+                    _ = witness.wait(timeout: 10)
+                }
+            }
+            // Every 50th cycle the player's glue waits 1.5 periods before it reads the clock and
+            // its buffers (the test-only hook), as a thread woken and then preempted would.
+            let player = try pipeWire.micmon(
+                ["play", Self.counterFile, "-n", "late-play", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "50", "MICMON_TEST_LATE_WAKE_UP_US": "8000"])
+            #expect(
+                TestEnvironment.waitUntil(timeout: 20) {
+                    player.stdoutSoFar.contains("\"time\":3.") || !player.process.isRunning
+                }, "stderr: \(player.stderrSoFar)")
+            player.signal(SIGINT)
+            let result = player.wait(timeout: 30)
+            for witness in witnesses {
+                witness.signal(SIGINT)
+                _ = witness.wait(timeout: 15)
+            }
+            // Before, play reported nothing and exited 0 while every late cycle cost the outputs
+            // a period (the next period of the file never reached them).
+            #expect(result.exitCode == 75, "stderr: \(result.stderr) stdout: \(result.stdout.suffix(600))")
+            let late = Self.summaryNumber("late_cycles", in: result.stdout) ?? 0
+            let missed = Self.gaps("missed_gaps", in: result.stdout)
+            // About 11 late cycles in 3 s (562 cycles at quantum 256); each costs one period.
+            #expect(late >= 5, "\(result.stdout.suffix(600))")
+            #expect(missed.count >= late, "\(result.stdout.suffix(600))")
+            #expect(
+                (Self.summaryNumber("frames_missed", in: result.stdout) ?? 0) >= late * PrivatePipeWire.quantum,
+                "\(result.stdout.suffix(600))")
+            let played = Self.summaryNumber("frames_played", in: result.stdout) ?? 0
+            let seen = try witnessPaths.map { path in
+                let witness = try PipeWireTakeJudge.WitnessRecording(path: path)
+                // The witness holds the file's frames, in line but where micmon reported a loss.
+                #expect(witness.runs.reduce(0) { $0 + $1.count } * 10 >= played * 9, "\(path): \(witness.runs.count)")
+                return PipeWireTakeJudge.discontinuities(witness.runs).filter { $0.sourceFrame < played }
+            }
+            // What both witnesses hold alike is what reached the outputs: each such place lies at a
+            // reported loss (within a period either side), never unreported. (A place one witness
+            // holds alone is that witness's own lateness.) Only a place where frames of the file
+            // are missing is a loss at the outputs: a period of silence with nothing of the file
+            // skipped is a cycle in which the witnesses' inputs got no data, both at once (the
+            // graph-wide empty cycle of docs/timeline.md: 43 of 44 shared by two bare clients on
+            // one node), while the file reached the outputs whole.
+            let shared = seen[0].filter { seen[1].contains($0) }
+            for place in shared where place.skipped > 0 {
+                let reported = missed.contains {
+                    UInt64($0.start) <= place.sourceFrame + 256
+                        && place.sourceFrame <= UInt64($0.start + $0.length) + 256
+                }
+                #expect(reported, "not reported: \(place); missed gaps \(missed)")
+            }
+            print(
+                "late play: exit \(result.exitCode), late \(late), missed \(missed.count) gaps, "
+                    + "witness places \(seen[0].count) and \(seen[1].count), shared \(shared.count): \(shared.prefix(6))"
+            )
+        }
+
         @Test("play with no -o goes to the speaker (never the virtual mic's inputs) and plays exactly")
         func playDefaultsToTheSpeaker() throws {
             // The rig's source is `micmon play` with no -o.
@@ -401,7 +524,7 @@ extension JackIntegrationTests {
             let result = try rig.pipeWire.micmon([
                 "record", path, "-p", "test speaker:monitor_*", "--duration", "2", "--json",
             ]).wait(timeout: 60)
-            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            Self.expectExitCode(result, "play")
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, "play")
         }
@@ -430,7 +553,8 @@ extension JackIntegrationTests {
             // The witness records the monitor's input: what reached micmon, damage and all.
             let witness = try rig.finishWitness()
             _ = try Self.expectTruthful(
-                path, stdout: result.stdout + finished.stdout, witness: witness, frames: 2 * Self.rate, "monitor")
+                path, stdout: result.stdout, witness: witness, frames: 2 * Self.rate, upstream: finished.stdout,
+                "monitor")
         }
 
         @Test("latency through a node measures exactly one quantum (JACK reports 0)")

@@ -87,11 +87,17 @@ enum PipeWireTakeJudge {
     struct Damage: CustomStringConvertible {
         let takeFrames: Range<Int>
         let seenByWitness: Bool
+        /// The witness holds the same frames there but for those in gaps micmon reported (silence
+        /// it placed where it lost frames the witness got): the take is on the witness's timeline.
+        var seenButReported = false
         /// The first frame's two samples (keys), to tell silence on one input from both.
         var firstFrame: (Int64, Int64) = (0, 0)
         var description: String {
             "take frames \(takeFrames.lowerBound)..<\(takeFrames.upperBound) starting (\(firstFrame.0), \(firstFrame.1))"
-                + (seenByWitness ? " (the witness holds the same)" : " (NOT in the witness)")
+                + (seenByWitness
+                    ? " (the witness holds the same)"
+                    : seenButReported
+                        ? " (the witness holds the same but where micmon reported a loss)" : " (NOT in the witness)")
         }
     }
 
@@ -102,7 +108,7 @@ enum PipeWireTakeJudge {
         let lastSource: UInt64?
         let damages: [Damage]
         /// The frames the take holds none of the counter, or never came near it.
-        var unexplained: [Damage] { damages.filter { !$0.seenByWitness } }
+        var unexplained: [Damage] { damages.filter { !$0.seenByWitness && !$0.seenButReported } }
         /// True when every frame is the counter, contiguous.
         var isExact: Bool { damages.isEmpty && exactFrames == frameCount && frameCount > 0 }
         var description: String {
@@ -115,7 +121,9 @@ enum PipeWireTakeJudge {
     /// Compares `take` with `witness`. Each stretch between two runs of the take (and before the
     /// first, after the last) is checked against the witness after (before) the same source frame:
     /// the same frames there mean the graph delivered them so.
-    static func judge(take: Recording, witness: WitnessRecording) -> Verdict {
+    /// `reported`: take frames micmon said it lost (its missed gaps); a stretch whose other
+    /// frames the witness holds alike is `seenButReported`.
+    static func judge(take: Recording, witness: WitnessRecording, reported: [Range<Int>] = []) -> Verdict {
         let takeRuns = runs(take).filter { $0.count >= 8 }
         let exact = takeRuns.reduce(0) { $0 + $1.count }
         guard let first = takeRuns.first, let last = takeRuns.last else {
@@ -124,9 +132,9 @@ enum PipeWireTakeJudge {
                 damages: take.frameCount == 0 ? [] : [Damage(takeFrames: 0 ..< take.frameCount, seenByWitness: false)])
         }
         var damages: [Damage] = []
-        func matches(takeFrames: Range<Int>, witnessStart: Int) -> Bool {
+        func matches(takeFrames: Range<Int>, witnessStart: Int, excusing: [Range<Int>] = []) -> Bool {
             guard witnessStart >= 0, witnessStart + takeFrames.count <= witness.frameCount else { return false }
-            for (offset, i) in takeFrames.enumerated() {
+            for (offset, i) in takeFrames.enumerated() where !excusing.contains(where: { $0.contains(i) }) {
                 for channel in 0 ..< 2
                 where take.sample(i, channel) != take.key(witness.sample(witnessStart + offset, channel)) {
                     return false
@@ -145,7 +153,12 @@ enum PipeWireTakeJudge {
             let frames = previous.end ..< min(next.start + 8, take.frameCount)
             let lastGood = previous.source + UInt64(previous.count - 1)
             let at = witness.index(ofSource: lastGood).map { $0 + 1 } ?? -1
-            damages.append(Damage(takeFrames: frames, seenByWitness: matches(takeFrames: frames, witnessStart: at)))
+            var damage = Damage(takeFrames: frames, seenByWitness: matches(takeFrames: frames, witnessStart: at))
+            let excused = reported.filter { $0.overlaps(frames) }
+            damage.seenButReported =
+                !damage.seenByWitness && !excused.isEmpty
+                && matches(takeFrames: frames, witnessStart: at, excusing: excused)
+            damages.append(damage)
         }
         if last.end < take.frameCount {
             let frames = last.end ..< take.frameCount
@@ -162,6 +175,27 @@ enum PipeWireTakeJudge {
         return Verdict(
             frameCount: take.frameCount, exactFrames: exact, firstSource: first.source,
             lastSource: last.source + UInt64(last.count - 1), damages: damages)
+    }
+
+    /// One place where a recording of a counter leaves it and comes back: at source frame
+    /// `sourceFrame` (the first one it did not hold in line), `skipped` source frames never
+    /// appeared (negative: repeated) and `inserted` frames of something else (silence) took their
+    /// place.
+    struct Discontinuity: Equatable, CustomStringConvertible {
+        let sourceFrame: UInt64
+        let skipped: Int
+        let inserted: Int
+        var description: String { "at source frame \(sourceFrame): \(skipped) skipped, \(inserted) inserted" }
+    }
+
+    /// The discontinuities between a recording's runs of the counter (runs of 8 frames or more).
+    static func discontinuities(_ runs: [Run]) -> [Discontinuity] {
+        let long = runs.filter { $0.count >= 8 }
+        return zip(long, long.dropFirst()).map { previous, next in
+            let end = previous.source + UInt64(previous.count)
+            return Discontinuity(
+                sourceFrame: end, skipped: Int(Int64(next.source) - Int64(end)), inserted: next.start - previous.end)
+        }
     }
 
     /// The witness (a float recording) with its runs, to find a source frame in it.

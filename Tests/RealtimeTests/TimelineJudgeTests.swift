@@ -77,6 +77,32 @@ struct TimelineJudgeTests {
     }
 
     @Test(
+        "PipeWire: after a period change, a first cycle that read ahead and a repeat with no data is a loss of one period"
+    )
+    func repeatAfterPeriodChangeIsMissed() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        _ = Self.run(Self.steady(from: 0, count: 4), judge: &judge)
+        // 256 → 128: the account starts afresh; PipeWire's counter jumps at the first cycle of the
+        // new quantum (here by the old period and one new one, read late: the next cycle's), and
+        // that jump is not judged.
+        #expect(judge.restart() == TimelineJudge.Verdict())
+        let first = judge.step(counter: 1024 + 384 + 128, frames: 128, microseconds: 1_040_000, driverStamp: 0)
+        #expect(first == TimelineJudge.Verdict() && !judge.isHolding)
+        // The repeat of that position with nothing: the period the late cycle skipped is lost.
+        let repeated = judge.step(
+            counter: 1024 + 384 + 128, frames: 128, microseconds: 1_040_100, driverStamp: 0, deliveredNothing: true)
+        #expect(repeated.missedFrames == 128 && repeated.discardsCycle && repeated.releasesHold)
+        #expect(judge.repeatedPositions == 1)
+        // A repeat that carried data is still nothing to settle there (the late cycle read its own).
+        var other = TimelineJudge(sampleRate: 48000)
+        _ = Self.run(Self.steady(from: 0, count: 4), judge: &other)
+        _ = other.restart()
+        _ = other.step(counter: 1536, frames: 128, microseconds: 1_040_000, driverStamp: 0)
+        #expect(
+            other.step(counter: 1536, frames: 128, microseconds: 1_040_100, driverStamp: 0) == TimelineJudge.Verdict())
+    }
+
+    @Test(
         "PipeWire: a repeat that carried data is a give-back (jitter), and no data without an excess discards nothing")
     func repeatWithDataIsJitter() {
         var judge = TimelineJudge(sampleRate: 48000)

@@ -151,7 +151,28 @@ let awkwardNames = [
         #expect(
             PlaybackReport.json(summary)
                 == #"{"type":"summary","schema":1,"reason":"end of file","frames_played":72000,"#
-                + #""duration_s":1.500,"sample_rate":48000,"frames_starved":5,"xruns":1,"non_finite_replaced":0}"#)
+                + #""duration_s":1.500,"sample_rate":48000,"frames_starved":5,"xruns":1,"non_finite_replaced":0,"#
+                + #""missed_gap_count":0,"frames_missed":0,"missed_gaps":[],"timeline_jitter":0}"#)
+        // A late play on PipeWire: the periods that did not reach the outputs, placed, and the late cycles.
+        var late = summary
+        late.framesMissed = 512
+        late.missedGapCount = 2
+        late.missedGaps = [.init(startFrame: 12288, length: 256), .init(startFrame: 24576, length: 256)]
+        late.lateCycles = 2
+        #expect(
+            PlaybackReport.text(late).hasSuffix(
+                """
+                  missed:    512 frames in 2 gaps (the server ran them before micmon's output reached it)
+                    at 0.256 s (frame 12288): 256 frames (5.3 ms)
+                    at 0.512 s (frame 24576): 256 frames (5.3 ms)
+                  late:      2 cycles micmon ran late: PipeWire read the next call's output instead, so the late \
+                period never reached the outputs (in missed)
+                """))
+        #expect(
+            PlaybackReport.json(late).hasSuffix(
+                #""missed_gap_count":2,"frames_missed":512,"missed_gaps":[{"start_frame":12288,"length":256,"#
+                    + #""start_s":0.256,"length_ms":5.3},{"start_frame":24576,"length":256,"start_s":0.512,"#
+                    + #""length_ms":5.3}],"timeline_jitter":0,"late_cycles":2}"#))
     }
 
     @Test func routeChanges() {
