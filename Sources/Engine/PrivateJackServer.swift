@@ -28,6 +28,8 @@ public final class PrivateJackServer: @unchecked Sendable {
     private var end: ChildEnd?
     /// Why the first jackd did not answer, when a second one had to be started; nil otherwise.
     public private(set) var firstStartFailure: String?
+    /// How the probe crashed while jackd listened on its socket (taken as started); nil otherwise.
+    public private(set) var probeCrash: String?
     /// jackd's standard output and error (removed by `stop()` unless `keepsLog`).
     public let logPath: String
     /// Leave the log in place on `stop()` (for a soak's diagnosis).
@@ -39,12 +41,13 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// behind. Only for a thread that lives as long as the server: the main thread.
     /// `realtimePriority` is jackd's `-P` (SCHED_FIFO priority of its threads; jackd's default
     /// is 10; libjack runs clients' process threads 5 below it), nil for the default.
-    /// `jackdPath` is the jackd to run (the first on PATH when nil).
+    /// `jackdPath` is the jackd to run and `probePath` the jack_lsp to probe it with (the first on
+    /// PATH when nil).
     public init(
         name: String, sampleRate: Int = 48000, periodFrames: Int = 256,
         captureChannels: Int = 2, playbackChannels: Int = 2, timeout: Double = 20,
         diesWithParent: Bool = false, realtimePriority: Int? = nil, portMaximum: Int? = nil,
-        jackdPath: String? = nil
+        jackdPath: String? = nil, probePath: String? = nil
     ) throws {
         guard let jackd = jackdPath ?? Child.findExecutable("jackd") else { throw Failure.jackdNotFound }
         self.name = name
@@ -70,7 +73,7 @@ public final class PrivateJackServer: @unchecked Sendable {
         while true {
             pid = try PrivateJackServer.spawn(arguments, logPath: logPath)
             end = nil
-            guard let unanswered = awaitAnswer(timeout: timeout) else { return }
+            guard let unanswered = awaitAnswer(timeout: timeout, probePath: probePath) else { return }
             let log = readText(logPath).split(separator: "\n").suffix(4).joined(separator: " / ")
             let wasRunning = isRunning
             stop()
@@ -89,9 +92,11 @@ public final class PrivateJackServer: @unchecked Sendable {
     /// The probe is `jack_lsp`, another process: a client of a second server opened and closed
     /// inside a process that has clients of another (a test process, the bench) can crash jack2's
     /// libjack 1.9.21, whose globals are shared by every client of the process.
-    private func awaitAnswer(timeout: Double) -> String? {
-        let lister = Child.findExecutable("jack_lsp")
+    private func awaitAnswer(timeout: Double, probePath: String?) -> String? {
+        let lister = probePath ?? Child.findExecutable("jack_lsp")
         let probeLog = logPath + ".probe"
+        // jackd2's request socket for this server (its server folder is /dev/shm).
+        let requestSocket = "/dev/shm/jack_\(name)_\(Environment.userID)_0"
         defer { FileSystem.remove(probeLog) }
         var lastProbe = "no probe ran"
         let answered = waitPolling(
@@ -125,6 +130,13 @@ public final class PrivateJackServer: @unchecked Sendable {
                         return false
                     }
                     if probeEnd == .exited(0) { return true }
+                    if case .signaled = probeEnd, ControlSocketPath.isLive(requestSocket) {
+                        // jack_lsp itself crashed (libjack 1.9.21's client aborts now and then in
+                        // malloc, for minutes at a time) while jackd listens: the server is up.
+                        let said = readText(probeLog).split(separator: "\n").suffix(1).joined()
+                        probeCrash = "jack_lsp " + (probeEnd?.text ?? "?") + " (" + said + ")"
+                        return true
+                    }
                     let said = readText(probeLog).split(separator: "\n").suffix(2).joined(separator: " / ")
                     lastProbe = "jack_lsp " + (probeEnd?.text ?? "?") + ": " + said
                     return false

@@ -11,6 +11,9 @@ public enum Environment {
     /// Whether `name` is set to exactly `expected`.
     public static func isSet(_ name: String, to expected: String) -> Bool { value(name) == expected }
 
+    /// This process's real user ID.
+    public static var userID: UInt32 { getuid() }
+
     /// The folder for temporary files: `$TMPDIR`, else /tmp, with a trailing slash.
     public static var temporaryFolder: String {
         let folder = value("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"

@@ -475,11 +475,15 @@ final class CaptureKernelTests {
     }
 
     /// A late cycle on PipeWire reads the next cycle's counter (+2N) and is called again for the
-    /// same position with nothing (+0). When its buffer is the one of two cycles before (its own
-    /// period, the nodes alternating two buffers), the period lost is the repeat's: the silence
-    /// goes after the held period. Before, it went before it: the period one period late.
-    @Test("PipeWire: a late cycle that held its own period puts the loss after it")
-    func lateCycleWithItsOwnPeriodLosesTheNext() throws {
+    /// same position with nothing (+0). The nodes alternate two buffers by period: when the late
+    /// cycle's buffer is the one of two cycles before, it held its own period and the period lost
+    /// is the repeat's (the silence goes after it; before, it went before it, the period one
+    /// period late); with the last cycle's buffer it held the next period and the loss is its own
+    /// position's, before what it holds.
+    @Test(
+        "PipeWire: a late cycle's buffer tells whether the loss goes after it (its own period) or before it (the next)",
+        arguments: [(buffer: 1, holds: 192, lost: 256), (buffer: 0, holds: 256, lost: 192)])
+    func lateCyclePlacesTheLossByItsBuffer(buffer: Int, holds: Int, lost: Int) throws {
         usePipeWireIdleBuffers()
         let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -489,37 +493,14 @@ final class CaptureKernelTests {
         pipeWireCycle(at: 1064, source: 64, buffer: 1)
         pipeWireCycle(at: 1128, source: 128, buffer: 0)
         waitForWriter(writer, frames: 192)  // the ring holds 4 periods
-        pipeWireCycle(at: 1256, source: 192, buffer: 1)  // late: the next counter, its own period
-        pipeWireCycle(at: 1256, source: nil)  // the repeat: source frames 256 ..< 320 were lost
+        pipeWireCycle(at: 1256, source: holds, buffer: buffer)  // late: the next counter
+        pipeWireCycle(at: 1256, source: nil)  // the repeat: 64 source frames were lost
         pipeWireCycle(at: 1320, source: 320, buffer: 1)
         waitForWriter(writer, frames: 384)
         let result = writer.finish()
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
-        #expect(result.drops == [DropEvent(startFrame: 256, frameCount: 64)])
-        try expectFile(path, frames: 384, silent: 256 ..< 320)
-    }
-
-    /// The same late cycle with the last cycle's buffer holds the next period: the loss is its
-    /// own position's, before what it holds.
-    @Test("PipeWire: a late cycle that held the next period puts the loss before it")
-    func lateCycleWithTheNextPeriodLosesItsOwn() throws {
-        usePipeWireIdleBuffers()
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let writer = try makeWriter(path)
-        writer.start()
-        pipeWireCycle(at: 1000, source: 0, buffer: 0)
-        pipeWireCycle(at: 1064, source: 64, buffer: 1)
-        pipeWireCycle(at: 1128, source: 128, buffer: 0)
-        waitForWriter(writer, frames: 192)  // the ring holds 4 periods
-        pipeWireCycle(at: 1256, source: 256, buffer: 0)  // late: the next counter and period
-        pipeWireCycle(at: 1256, source: nil)  // the repeat: source frames 192 ..< 256 were lost
-        pipeWireCycle(at: 1320, source: 320, buffer: 1)
-        waitForWriter(writer, frames: 384)
-        let result = writer.finish()
-        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
-        #expect(result.drops == [DropEvent(startFrame: 192, frameCount: 64)])
-        try expectFile(path, frames: 384, silent: 192 ..< 256)
+        #expect(result.drops == [DropEvent(startFrame: UInt64(lost), frameCount: 64)])
+        try expectFile(path, frames: 384, silent: lost ..< lost + 64)
     }
 }

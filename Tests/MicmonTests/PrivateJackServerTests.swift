@@ -44,6 +44,39 @@ extension JackIntegrationTests {
             #expect(Shell.run("jack_lsp", "-s", server.name) == 0, "the second jackd does not answer")
         }
 
+        /// A jack_lsp that aborts, as libjack's client now and then does in malloc.
+        static func abortingProbe() throws -> String {
+            let script = TestEnvironment.scratchFolder("aborting-probe") + "/jack_lsp"
+            try "#!/bin/sh\necho 'Fatal glibc error: malloc assertion failure' >&2\nkill -ABRT $$\n".write(
+                toFile: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+            return script
+        }
+
+        @Test("a probe that crashes while jackd listens on its socket: started, and the crash is kept")
+        func crashingProbeOnAListeningServer() throws {
+            let server = try PrivateJackServer(
+                name: "micmon-abortprobe-\(getpid())", timeout: 5, probePath: Self.abortingProbe())
+            defer { server.stop() }
+            let crash = try #require(server.probeCrash, "the probe's crash went unnoticed")
+            #expect(crash.contains("signal 6") && crash.contains("malloc assertion"), "\(crash)")
+            #expect(server.firstStartFailure == nil)
+            #expect(Shell.run("jack_lsp", "-s", server.name) == 0, "the server does not answer")
+        }
+
+        @Test("a probe that crashes while nothing listens: not started")
+        func crashingProbeWithoutAServer() throws {
+            let probe = try Self.abortingProbe()
+            let hanging = try Self.hangingJackd(hangs: 2)
+            #expect {
+                _ = try PrivateJackServer(
+                    name: "micmon-abortprobe2-\(getpid())", timeout: 1, jackdPath: hanging, probePath: probe)
+            } throws: { error in
+                "\(error)".contains("did not answer within 1 s") && "\(error)".contains("jack_lsp signal 6")
+            }
+            #expect(Shell.run("pgrep", "-f", Self.hang) == 1, "a hanging jackd was left running")
+        }
+
         @Test("a jackd that hangs twice: did not start, naming the last probe; nothing left running")
         func givesUpAfterTwoHangs() throws {
             let script = try Self.hangingJackd(hangs: 2)

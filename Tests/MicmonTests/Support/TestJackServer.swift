@@ -35,6 +35,7 @@ extension PrivateJackServer {
     /// Itself, after saying on stdout (the CI log) why a first jackd had to be replaced.
     func notingRestart() -> PrivateJackServer {
         if let why = firstStartFailure { print("note: \(why); a second jackd answered") }
+        if let crash = probeCrash { print("note: private jackd '\(name)': the probe \(crash); jackd listens") }
         return self
     }
 }
