@@ -146,6 +146,8 @@ struct CaptureKernel {
             }
             return
         }
+        // Every input the port's idle buffer (PipeWire only), asked once a cycle.
+        let inputsIdle = inputsAreIdle()
         if knowsCycleFrame {
             let frames = UInt32(truncatingIfNeeded: frameCount)
             // Across a period change the account starts afresh.
@@ -171,17 +173,17 @@ struct CaptureKernel {
             // A ring already dropping cannot hold: settle at once (the loss joins the drop). Nor can
             // an empty cycle (PipeWire's idle buffers, `noteEmptyCycle`) give the excess back: it
             // is a loss, placed before this cycle's own.
-            if timeline.isHolding && (pendingDrop.frameCount > 0 || inputsAreIdle()) { apply(timeline.settleNow()) }
+            if timeline.isHolding && (pendingDrop.frameCount > 0 || inputsIdle) { apply(timeline.settleNow()) }
             if timeline.isHolding && holdStart == nil {
                 holdStart = framesTaken
                 heldPeriodIsOwn = holdsOwnPeriod(position: ownPosition, frames: frames)
             }
             noteBuffer(
-                position: cycleStartFrame,
+                position: cycleStartFrame, inputsIdle: inputsIdle,
                 steady: !timeline.isHolding && !verdict.releasesHold && verdict.jitterFrames == 0
                     && !verdict.counterReset)
         }
-        if idleInputs != nil { noteEmptyCycle(frameCount: UInt64(frameCount)) }
+        if idleInputs != nil { noteEmptyCycle(frameCount: UInt64(frameCount), inputsIdle: inputsIdle) }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
@@ -340,8 +342,8 @@ struct CaptureKernel {
     /// Remembers input 0's buffer of a steady cycle with data and its position, for
     /// `holdsOwnPeriod`. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func noteBuffer(position: UInt32, steady: Bool) {
-        guard idleInputs != nil, channelCount > 0, steady, !inputsAreIdle() else { return }
+    private mutating func noteBuffer(position: UInt32, inputsIdle: Bool, steady: Bool) {
+        guard idleInputs != nil, channelCount > 0, steady, !inputsIdle else { return }
         if inputs[0] != lastBuffer { otherBuffer = lastBuffer }
         lastBuffer = inputs[0]
         lastBufferPosition = position
@@ -371,8 +373,8 @@ struct CaptureKernel {
     /// (JACK cannot tell whether other clients got those periods): counted in `missed` and
     /// logged at its place (nothing dropped: the silence came with the cycle). Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func noteEmptyCycle(frameCount: UInt64) {
-        if !inputsAreIdle() {
+    private mutating func noteEmptyCycle(frameCount: UInt64, inputsIdle: Bool) {
+        if !inputsIdle {
             if emptyRunIsOpen && emptyRunCycles > 0 && emptyRunStart < frameLimit {
                 let room = frameLimit - emptyRunStart
                 let missed = emptyRunFrames < room ? emptyRunFrames : room

@@ -1,5 +1,6 @@
 import Engine
 import Foundation
+import Platform
 import Testing
 
 /// `PrivateJackServer` (the demo's server and the tests' own): a jackd that runs but never
@@ -15,9 +16,7 @@ extension JackIntegrationTests {
         static func hangingJackd(hangs: Int) throws -> String {
             let folder = TestEnvironment.scratchFolder("hanging-jackd")
             let script = folder + "/jackd"
-            let real = try #require(
-                ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map { "\($0)/jackd" }
-                    .first { FileManager.default.isExecutableFile(atPath: $0) })
+            let real = try #require(Child.findExecutable("jackd"))
             let text = """
                 #!/bin/sh
                 runs=$(cat '\(folder)/runs' 2>/dev/null || echo 0)
@@ -25,9 +24,14 @@ extension JackIntegrationTests {
                 if [ "$runs" -lt \(hangs) ]; then echo "hanging jackd $runs"; exec \(hang); fi
                 exec '\(real)' "$@"
                 """
-            try text.write(toFile: script, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
-            return script
+            return try Self.executable(text, at: script)
+        }
+
+        /// `text` written to `path` as an executable script; returns `path`.
+        static func executable(_ text: String, at path: String) throws -> String {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+            return path
         }
 
         @Test("a jackd that never answers is stopped and started again; the first one's words are kept")
@@ -47,10 +51,8 @@ extension JackIntegrationTests {
         /// A jack_lsp that aborts, as libjack's client now and then does in malloc.
         static func abortingProbe() throws -> String {
             let script = TestEnvironment.scratchFolder("aborting-probe") + "/jack_lsp"
-            try "#!/bin/sh\necho 'Fatal glibc error: malloc assertion failure' >&2\nkill -ABRT $$\n".write(
-                toFile: script, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
-            return script
+            return try Self.executable(
+                "#!/bin/sh\necho 'Fatal glibc error: malloc assertion failure' >&2\nkill -ABRT $$\n", at: script)
         }
 
         @Test("a probe that crashes while jackd listens on its socket: started, and the crash is kept")
