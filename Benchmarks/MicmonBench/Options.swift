@@ -17,6 +17,8 @@ struct Options {
     /// The file the report-floor section reads, and how many times.
     var reportFile: String?
     var reportRepeats = 3
+    /// Whether the soak's micmon runs its default loudness analysis or `--loudness-mode off`.
+    var soakLoudnessOff = false
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
     /// Sections run only when named in --only: `report-floor` (needs --report-file) and `soak`, a long
@@ -27,7 +29,7 @@ struct Options {
         usage: micmon-bench [--seconds S] [--rounds R] [--json PATH] [--thresholds PATH]
                             [--ring-blocks N] [--micmon PATH]
                             [--only ring,meters,denoise,loudness,record,scaling,rotation,soak]
-                            [--max-steal P]
+                            [--max-steal P] [--soak-loudness-mode default|off]
                             [--only report-floor --report-file FILE [--report-repeats N]]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
@@ -45,6 +47,8 @@ struct Options {
           --micmon PATH    the micmon executable (default: next to micmon-bench)
           --only LIST      run only these sections (soak runs only when named: one take of
                            S seconds of 64 channels under nice stress-ng --hdd 1, by hand)
+          --soak-loudness-mode M  the soak's micmon: default (its loudness analysis) or off
+                           (--loudness-mode off, the recorder for many channels)
           --max-steal P    take a record round again when the hypervisor stole more than P %
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles
@@ -97,6 +101,12 @@ struct Options {
                         throw UsageError(text: "--max-steal takes 0…100 (percent)")
                     }
                     options.maxStealPercent = p
+                case "--soak-loudness-mode":
+                    switch try value() {
+                    case "default": options.soakLoudnessOff = false
+                    case "off": options.soakLoudnessOff = true
+                    default: throw UsageError(text: "--soak-loudness-mode takes default or off")
+                    }
                 case "--report-file":
                     options.reportFile = try value()
                 case "--report-repeats":

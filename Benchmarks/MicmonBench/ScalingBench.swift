@@ -138,14 +138,17 @@ enum ScalingBench {
 
 extension ScalingBench {
     /// One long take of `channels` channels of the source at 48 kHz / 32 frames, micmon's
-    /// default analysis, under `nice -n 19 stress-ng --hdd 1 --temp-path DIR` (DIR its own, in
-    /// `directory`); the table gets its CPU, drops, exactness and the server's xruns. Main thread.
+    /// default analysis (none when `loudnessOff`), under `nice -n 19 stress-ng --hdd 1
+    /// --temp-path DIR` (DIR its own, in `directory`); the table gets its CPU, drops, exactness
+    /// and the server's xruns. Main thread.
     @MainActor
     static func soak(
-        channels: Int, seconds: Double, micmonPath: String, directory: String, report: inout Report,
-        progress: (String) -> Void
+        channels: Int, seconds: Double, loudnessOff: Bool = false, micmonPath: String, directory: String,
+        report: inout Report, progress: (String) -> Void
     ) {
-        let section = "Soak: \(channels) channels at 48 kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
+        let section =
+            "Soak: \(channels) channels at 48 kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
+            + (loudnessOff ? ", --loudness-mode off" : "")
         let server: BenchServer
         do {
             server = try BenchServer(
@@ -178,7 +181,8 @@ extension ScalingBench {
             server: server, sourcePorts: Array(source.portNames.prefix(2)), micmonPath: micmonPath,
             directory: directory)
         progress("soak: \(channels) ch for \(format(seconds)) s under stress-ng --hdd 1")
-        var run = bench.run(.micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
+        var run = bench.run(
+            loudnessOff ? .micmonOff : .micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
         stress?.stop(SIGTERM, grace: 10)
         run.sampleRate = 48000
         run.periodFrames = 32

@@ -7,6 +7,10 @@ import Platform
 // jack_capture and a bare JACK client, channel scaling), also written as JSON.
 // Callbacks handed to C live in other files (a closure here would be @MainActor).
 
+if CommandLine.arguments.dropFirst().first == FeatureDump.flag {
+    exit(FeatureDump.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
+
 Cleanup.installSignalHandlers()
 
 let options: Options
@@ -92,13 +96,14 @@ if options.sections.contains("soak") {
 }
 
 /// The soak (`--only soak`): one S-second take of 64 channels of the source at 48 kHz / 32
-/// frames by micmon (its default analysis), while `stress-ng --hdd 1` (at nice 19, in a folder
-/// of its own) loads the disk; checked bit for bit on every channel (`ScalingBench.soak`).
+/// frames by micmon (its default analysis, or none with `--soak-loudness-mode off`), while
+/// `stress-ng --hdd 1` (at nice 19, in a folder of its own) loads the disk; checked bit for bit
+/// on every channel (`ScalingBench.soak`).
 @MainActor func runSoakSection() {
     withBenchDirectory { directory in
         ScalingBench.soak(
-            channels: 64, seconds: options.seconds, micmonPath: options.micmonPath, directory: directory,
-            report: &report, progress: progress)
+            channels: 64, seconds: options.seconds, loudnessOff: options.soakLoudnessOff,
+            micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
     }
 }
 

@@ -84,6 +84,11 @@ public final class DelayEstimator {
     private var nextWindowStart = 0
     /// Windows must not start before this frame (a gap was filled with zeros before it).
     private var invalidUntil = 0
+    /// Where the signal sent had jumped (`markDisturbance`), on the emission timeline, each with
+    /// its margin: a window whose own delay puts one inside it is skipped. Oldest first.
+    private var disturbances: [(emittedFrame: Int, margin: Int)] = []
+    /// Windows skipped because a disturbance returned inside them.
+    public private(set) var windowsDisturbed = 0
     private var lastDelay: Double?
     private var onsetSearchIsOver = false
 
@@ -139,11 +144,38 @@ public final class DelayEstimator {
         return analyseReadyWindows()
     }
 
+    /// The signal sent jumped at `emittedFrame` of the emission timeline (a period of it never
+    /// reached the output: on PipeWire, a cycle that ran late): a window is skipped when the delay
+    /// it measures puts that jump within `margin` frames of it. The window's own delay places the
+    /// jump, before lock as after: a jump of a period or two inside a window of `N` leaves its
+    /// correlation peak at the delay, so the placement holds, and a disturbance before lock costs
+    /// only the windows it returns in, not the whole range the delay could have. Main thread.
+    public func markDisturbance(atEmittedFrame emittedFrame: Int, margin: Int) {
+        disturbances.append((emittedFrame, margin))
+    }
+
+    /// Whether a disturbance returns within its margin of the window at `start`, at `delay`.
+    private func isDisturbed(windowAt start: Int, delay: Double) -> Bool {
+        let shift = DSPMath.roundToInt(delay)
+        let window = start ..< start + period
+        return disturbances.contains {
+            let returned = $0.emittedFrame + shift
+            return window.overlaps((returned - $0.margin) ..< (returned + $0.margin))
+        }
+    }
+
     private func analyseReadyWindows() -> [DelayMeasurement] {
         var found: [DelayMeasurement] = []
         while nextWindowStart + period <= framesReceived {
             let start = nextWindowStart
-            if start >= invalidUntil, let measurement = analyseWindow(at: start) { found.append(measurement) }
+            // A disturbance no delay still possible returns at or after this window is done with.
+            let longestDelay = lastDelay.map { DSPMath.roundToInt($0) + period } ?? maximumDelayFrames
+            while let first = disturbances.first, first.emittedFrame + longestDelay + first.margin <= start {
+                disturbances.removeFirst()
+            }
+            if start >= invalidUntil, let measurement = analyseWindow(at: start) {
+                found.append(measurement)
+            }
             if start < invalidUntil {
                 nextWindowStart = lockFrame == nil ? roundUp(invalidUntil, to: hopBeforeLock) : invalidUntil
             } else {
@@ -206,6 +238,12 @@ public final class DelayEstimator {
                 return nil
             }
             delay = Double(onset) + fraction
+        }
+        if isDisturbed(windowAt: start, delay: delay) {
+            windowsDisturbed += 1
+            return nil
+        }
+        if lastDelay == nil {
             lockFrame = start + period
             state = .locked
         }

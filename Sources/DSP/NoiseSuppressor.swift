@@ -42,6 +42,14 @@ public enum NoiseSuppressorLatency: String, CaseIterable, Sendable {
     case low
 }
 
+/// Which gain the suppressor applies.
+public enum NoiseSuppressorGain: Sendable {
+    /// The learned estimator's, when one is built in for the latency mode (else the classic one).
+    case learned
+    /// The classic post-filter's Wiener gain with speech presence.
+    case classic
+}
+
 /// The scalars the realtime path keeps between frames (plain bits, in memory the suppressor owns).
 struct NoiseSuppressorScalars {
     /// Samples of the current hop already taken in (and given out).
@@ -106,6 +114,8 @@ struct NoiseSuppressorCoefficients {
     let synthesisScale: Float
     /// Frames averaged plainly at the start, before the smoothers take over.
     let startupFrames: Int
+    /// Smallest gain the learned estimator may apply (linear).
+    let learnedGainFloor: Float
 
     init(sampleRate: Int, latency: NoiseSuppressorLatency) {
         // 512 samples analysed (10.7 ms, 94 Hz bins), 128-sample hop, 256-sample synthesis: the
@@ -152,6 +162,7 @@ struct NoiseSuppressorCoefficients {
         // sum to 2.
         synthesisScale = 1 / Float(frameLength)
         startupFrames = max(1, Int(0.05 / hopSeconds))
+        learnedGainFloor = Float(DSPMath.amplitude(decibels: -30))
     }
 }
 
@@ -189,6 +200,8 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     /// talker's reference/primary transfer function (re, im), the canceller weight (re, im), the
     /// blocked signal's power, and the output and input powers in noise frames.
     let canceller: UnsafeMutablePointer<Float>
+    /// Bands, features and the learned gain estimator (NoiseSuppressorModel.swift).
+    let bands: NoiseSuppressorBandState
     let transform: RealFourierTransform
 
     /// Output delay in frames: two hops (the synthesis window's length).
@@ -215,7 +228,18 @@ public final class NoiseSuppressor: @unchecked Sendable {
 
     /// Any thread but the realtime one.
     /// - Throws: `unsupportedSampleRate` unless 44100 or 48000 Hz; `planFailed` if FFTW refuses.
-    public init(sampleRate: Int, latency: NoiseSuppressorLatency = .standard) throws(NoiseSuppressorError) {
+    /// - Parameter gain: `.learned` (the default) applies the built-in learned estimator's gain
+    ///   when there is one for `latency`; `.classic` always the post-filter's.
+    public convenience init(
+        sampleRate: Int, latency: NoiseSuppressorLatency = .standard, gain: NoiseSuppressorGain = .learned
+    ) throws(NoiseSuppressorError) {
+        try self.init(
+            sampleRate: sampleRate, latency: latency,
+            model: gain == .learned ? LearnedGainModel.builtIn(for: latency) : nil)
+    }
+
+    /// With the given learned estimator (nil: the classic gain); for tests of the learned path.
+    init(sampleRate: Int, latency: NoiseSuppressorLatency, model: LearnedGainModel?) throws(NoiseSuppressorError) {
         guard sampleRate == 44_100 || sampleRate == 48_000 else {
             throw .unsupportedSampleRate(sampleRate)
         }
@@ -277,7 +301,10 @@ public final class NoiseSuppressor: @unchecked Sendable {
                 overlap: floats(c.hop), outputHop: floats(c.hop),
                 primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
                 trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
-                canceller: floats(9 * k), transform: transform))
+                canceller: floats(9 * k),
+                bands: NoiseSuppressorBandState(
+                    binCount: k, model: model),
+                transform: transform))
         kernelPointer = UnsafePointer(kernel)
     }
 
@@ -296,11 +323,25 @@ public final class NoiseSuppressor: @unchecked Sendable {
         AlignedBuffer.free(k.primarySpectrum)
         AlignedBuffer.free(k.referenceSpectrum)
         AlignedBuffer.free(k.cleanSpectrum)
+        k.bands.deallocate()
         UnsafeMutablePointer(mutating: kernelPointer).deallocate()
     }
 
     /// Output delay in frames (two hops: 5.3 ms at 48 kHz, 2.7 ms with `.low`).
     public var latencyFrames: Int { kernel.latencyFrames }
+
+    /// Whether a learned gain estimator is in use (built in for this latency and asked for).
+    public var usesLearnedGain: Bool { kernel.bands.model != nil }
+
+    /// The features of the last analysed frame (`NoiseSuppressorBands.featureCount` floats,
+    /// NoiseSuppressorModel.swift says which). Valid until the next `process`; same thread.
+    public var frameFeatures: UnsafeBufferPointer<Float> {
+        UnsafeBufferPointer(start: kernel.bands.features, count: NoiseSuppressorBands.featureCount)
+    }
+
+    /// Samples per analysis hop: a block of exactly this many frames, given at a hop boundary,
+    /// analyses exactly one frame.
+    public var hopFrames: Int { kernel.coefficients.hop }
 
     /// `kernel.process`, for callers that keep the suppressor itself (offline, tests).
     public func process(

@@ -107,6 +107,8 @@ extension NoiseSuppressorKernel {
         let trackerSNR = c.trackerPrioriSNR
         let trackerExponent = trackerSNR / (1 + trackerSNR)
         let trackerNormaliser = 1 + trackerSNR
+        let bandState = bands
+        bandState.clearSums()
         for k in 0 ..< bins {
             let x1 = primarySpectrum[k]
             let p1 = power(x1)
@@ -156,10 +158,49 @@ extension NoiseSuppressorKernel {
             }
             let x = referenceIsUsable ? y : x1
             previousClean[k] = gain * gain * power(x)
-            cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
+            bandState.accumulate(
+                bin: k, primaryPower: p1, outputPower: py, noise: noise, primaryPSD: s1, referencePSD: s2, gain: gain)
+            bandState.binGain[k] = gain
+            cleanSpectrum[k] = x
         }
         state.framesAnalysed = min(analysed + 1, Int.max - 1)
         scalars.pointee = state
+
+        // The gain applied: the learned estimator's when there is one and the reference is usable
+        // (it was trained on two mics), else the classic post-filter's. The classic state above
+        // never depends on it, so the features are a function of the input alone.
+        bandState.finishFeatures(
+            differenceAboveCalibration: difference - state.calibrationDecibels,
+            speechDifference: state.speechDifferenceDecibels)
+        if referenceIsUsable, let model = bandState.model {
+            let bandGains = bandState.predictBandGains(model)
+            let floor = c.learnedGainFloor
+            let range = model.correctionRange
+            if range > 0 {
+                // The network corrects the classic gain: × 2^(R·(2σ − 1)) per band, at most 1.
+                for b in 0 ..< model.bandCount {
+                    bandGains[b] = fastExp2(range * (2 * bandGains[b] - 1))
+                }
+                for k in 0 ..< bins {
+                    let correction = bandState.binGain(bin: k, bandGains: bandGains)
+                    let gain = max(min(bandState.binGain[k] * correction, 1), floor)
+                    let x = cleanSpectrum[k]
+                    cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
+                }
+            } else {
+                for k in 0 ..< bins {
+                    let gain = max(bandState.binGain(bin: k, bandGains: bandGains), floor)
+                    let x = cleanSpectrum[k]
+                    cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
+                }
+            }
+        } else {
+            for k in 0 ..< bins {
+                let gain = bandState.binGain[k]
+                let x = cleanSpectrum[k]
+                cleanSpectrum[k] = (x.0 * gain, x.1 * gain)
+            }
+        }
 
         // Synthesis: inverse transform; the last 2·hop samples, windowed, overlap-add with the carry.
         // The inverse may overwrite cleanSpectrum.

@@ -13,7 +13,6 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // SAFETY: the session passed a pointer to its initialized CaptureKernel and frees it only
     // after the client is closed.
     let kernel = context.assumingMemoryBound(to: CaptureKernel.self)
-    if kernel.pointee.wakesUpLate() { MonotonicClock.pause(microseconds: kernel.pointee.lateWakeUpMicroseconds) }
     let stamp = kernel.pointee.link.enterCycle()
     var channel = 0
     while channel < kernel.pointee.channelCount {

@@ -57,11 +57,6 @@ struct CaptureKernel {
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
     var plantsAllocation = false
-    /// Test-only (`MICMON_TEST_LATE_WAKE_UP_EVERY=N`, `MICMON_TEST_LATE_WAKE_UP_US`): every Nth
-    /// cycle the glue waits that long before it reads the clock and the port buffers, as a thread
-    /// woken and then preempted would. 0: never. Never set otherwise.
-    var lateWakeUpEvery: UInt64 = 0
-    var lateWakeUpMicroseconds: UInt64 = 0
     /// PipeWire's libjack only: each input port's own silent buffer, what `jack_port_get_buffer`
     /// returns when the port holds no data this cycle (taken before activation,
     /// `JackPortBuffer.idleBuffer`), one per channel; nil on other platforms.
@@ -87,6 +82,11 @@ struct CaptureKernel {
     var emptyRunFrames: UInt64 = 0
     var emptyRunCycles = 0
     var emptyRunIsOpen = false
+    /// Losses the timeline judge settled while an empty run was open (a late cycle inside it):
+    /// counted at once, but logged with the run as one entry, since the run's silence and theirs
+    /// are one stretch of the take. Where the first one went, and their frames.
+    var emptyRunInsertedStart: UInt64 = 0
+    var emptyRunInserted: UInt64 = 0
     /// Whether the last cycle had data on an input (PipeWire only).
     var lastCycleHadData = false
     /// Cycles an empty run may last and still be a loss: a source that stops delivering for
@@ -129,6 +129,10 @@ struct CaptureKernel {
                         microseconds: cycleMicroseconds, driverStamp: driverStamp))
             }
             apply(timeline.settleNow())
+        }
+        // A run still open at the stop is not counted; the losses inside it are logged.
+        if emptyRunInserted > 0 && link.state.pointee.stopRequested.load(ordering: .acquiring) {
+            endEmptyRunUncounted()
         }
         if link.beginCycle(frameCount: frameCount) { return }
         // A take never mixes rates: from the first cycle after a rate change nothing is taken,
@@ -377,22 +381,25 @@ struct CaptureKernel {
         if !inputsIdle {
             if emptyRunIsOpen && emptyRunCycles > 0 && emptyRunStart < frameLimit {
                 let room = frameLimit - emptyRunStart
-                let missed = emptyRunFrames < room ? emptyRunFrames : room
+                // The losses settled inside the run are counted already; the entry spans both.
+                let roomForEmpty = room > emptyRunInserted ? room - emptyRunInserted : 0
+                let missed = emptyRunFrames < roomForEmpty ? emptyRunFrames : roomForEmpty
                 counters.pointee.missedGaps.add(1, ordering: .relaxed)
                 counters.pointee.framesMissed.add(missed, ordering: .relaxed)
                 var event = pendingDrop
                 event.startFrame = emptyRunStart
-                event.frameCount = missed
+                event.frameCount = missed &+ emptyRunInserted
                 // A full log loses the entry, never the counts.
                 _ = missedGaps.pushOne(event)
+                emptyRunInserted = 0
             }
-            emptyRunIsOpen = false
+            endEmptyRunUncounted()
             lastCycleHadData = true
             return
         }
         if timeline.isHolding {
             // Held periods move the place of what follows: such a run is not counted.
-            emptyRunIsOpen = false
+            endEmptyRunUncounted()
         } else if lastCycleHadData {
             emptyRunIsOpen = true
             emptyRunStart = framesTaken
@@ -403,15 +410,22 @@ struct CaptureKernel {
         guard emptyRunIsOpen else { return }
         emptyRunFrames &+= frameCount
         emptyRunCycles += 1
-        if emptyRunCycles > Self.emptyRunLimit { emptyRunIsOpen = false }
+        if emptyRunCycles > Self.emptyRunLimit { endEmptyRunUncounted() }
     }
 
-    /// Whether the glue should wait before this cycle (the test-only late wake-up). Realtime
-    /// thread, before the cycle's first libjack call.
+    /// Ends an empty run without counting its silence (no data followed it soon enough, or the
+    /// take stops); the losses settled inside it, counted already, get their entry in the log.
+    /// Realtime thread.
     @_noLocks @_noAllocation
-    func wakesUpLate() -> Bool {
-        lateWakeUpEvery > 0
-            && link.state.pointee.cycles.load(ordering: .relaxed) % lateWakeUpEvery == lateWakeUpEvery - 1
+    private mutating func endEmptyRunUncounted() {
+        emptyRunIsOpen = false
+        guard emptyRunInserted > 0 else { return }
+        counters.pointee.missedGaps.add(1, ordering: .relaxed)
+        var event = pendingDrop
+        event.startFrame = emptyRunInsertedStart
+        event.frameCount = emptyRunInserted
+        _ = missedGaps.pushOne(event)
+        emptyRunInserted = 0
     }
 
     /// Carries out what the timeline judge settled: a graph-wide gap is logged and counted; a
@@ -451,12 +465,18 @@ struct CaptureKernel {
             } else if held > room - missed {
                 held = room - missed
             }
-            counters.pointee.missedGaps.add(1, ordering: .relaxed)
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
             var event = pendingDrop
             event.startFrame = lossFollowsHeld ? place &+ held : place
             event.frameCount = missed
-            _ = missedGaps.pushOne(event)
+            if emptyRunIsOpen && event.startFrame >= emptyRunStart {
+                // Inside an empty run: logged with the run, as one stretch (`noteEmptyCycle`).
+                if emptyRunInserted == 0 { emptyRunInsertedStart = event.startFrame }
+                emptyRunInserted &+= missed
+            } else {
+                counters.pointee.missedGaps.add(1, ordering: .relaxed)
+                _ = missedGaps.pushOne(event)
+            }
             if samples != nil, let drops {
                 if pendingDrop.frameCount > 0 {
                     // The ring is dropping (nothing is held): the loss continues that drop.

@@ -498,8 +498,6 @@ public final class CaptureSession {
             requests: configuration.sourcePorts, outputs: catalog.outputs)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
-        kernel.lateWakeUpEvery = Environment.value("MICMON_TEST_LATE_WAKE_UP_EVERY").flatMap { UInt64($0) } ?? 0
-        kernel.lateWakeUpMicroseconds = Environment.value("MICMON_TEST_LATE_WAKE_UP_US").flatMap { UInt64($0) } ?? 0
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
     }
 

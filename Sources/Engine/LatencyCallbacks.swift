@@ -16,7 +16,10 @@ nonisolated func latencyProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     kernel.pointee.output = JackPortBuffer.samples(kernel.pointee.outputPort, frames: frameCount)
     // A server that cannot tell the cycle start: the callback's entry stands in for it.
     let cycleStart = stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered
-    kernel.pointee.process(frameCount: Int(frameCount), cycleStartUsecs: cycleStart)
+    kernel.pointee.process(
+        frameCount: Int(frameCount), cycleStartUsecs: cycleStart, cycleStartFrame: stamp.startFrame,
+        knowsCycleFrame: stamp.startUsecs > 0, enteredUsecs: stamp.entered,
+        periodUsecs: stamp.periodMicroseconds)
     kernel.pointee.link.leaveCycle(stamp, frameCount: frameCount)
     return 0
 }

@@ -64,10 +64,29 @@ struct LatencyKernel {
     var lastReturnHadData = false
     var emptyReturnCycles = 0
     static let emptyReturnLimit = 16
+    /// PipeWire's libjack: after a cycle that ran late (+2N), the graph reads the output of the
+    /// cycle that repeats its position (+0), so the late cycle's period of the signal never
+    /// reached the output (as for `play`, docs/platforms.md). Such a repeat is logged as a
+    /// disturbance of the signal (a gap of no frames at the emission position) for the estimator
+    /// to skip where it returns; so is any other step of the counter than the last period (an
+    /// excess with no repeat after it: cycles the graph ran without micmon, whose output then
+    /// held no period of the signal), and so is a cycle entered a period or more after its
+    /// start while the counter stepped by the period: the graph had already read that cycle's
+    /// output, so its period of the signal was lost there too.
+    var lateRepeatIsRead = false
+    /// The server's frame counter of the last cycle, once one was read, and that cycle's length.
+    var lastCycleFrame: UInt32 = 0
+    var lastCycleFrames: UInt32 = 0
+    var knowsLastCycleFrame = false
 
-    /// One process cycle. `cycleStartUsecs` is when the cycle began (JACK µs). Realtime thread.
+    /// One process cycle. `cycleStartUsecs` is when the cycle began (JACK µs); `enteredUsecs`
+    /// when the callback was entered and `periodUsecs` the period, zero where unknown.
+    /// Realtime thread.
     @_noLocks @_noAllocation
-    mutating func process(frameCount: Int, cycleStartUsecs: UInt64) {
+    mutating func process(
+        frameCount: Int, cycleStartUsecs: UInt64, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false,
+        enteredUsecs: UInt64 = 0, periodUsecs: UInt64 = 0
+    ) {
         let counters = self.counters
         if link.beginCycle(frameCount: frameCount) { stage = .stopped }
         let emissionWasArmed = emissionArmSeen
@@ -89,11 +108,22 @@ struct LatencyKernel {
             counters.pointee.firstCycleUsecs.store(cycleStartUsecs, ordering: .relaxed)
         }
         if isEmitting {
+            if lateRepeatIsRead && knowsCycleFrame {
+                let stepIsOdd = knowsLastCycleFrame && cycleStartFrame &- lastCycleFrame != lastCycleFrames
+                let enteredLate = entersAPeriodLate(
+                    entered: enteredUsecs, cycleStart: cycleStartUsecs, period: periodUsecs)
+                if stepIsOdd || enteredLate { noteDisturbance() }
+            }
             queueReturn(frameCount: frameCount)
             emit(frameCount: frameCount)
             framesEmitted &+= UInt64(frameCount)
         } else {
             silence(frameCount: frameCount)
+        }
+        if knowsCycleFrame {
+            lastCycleFrame = cycleStartFrame
+            lastCycleFrames = UInt32(truncatingIfNeeded: frameCount)
+            knowsLastCycleFrame = true
         }
         framesRun &+= UInt64(frameCount)
         // Releasing: the ring commits above happen-before a reader that sees this count.
@@ -138,6 +168,24 @@ struct LatencyKernel {
             pendingGap.frameCount &+= UInt64(frameCount)
             counters.pointee.returnFramesLost.add(UInt64(frameCount), ordering: .relaxed)
         }
+    }
+
+    /// Logs a disturbance of the signal at this cycle's emission position: a gap of no frames
+    /// (after any pending gap, which it cannot join). A full log loses it (the main thread drains
+    /// the log every few tens of ms; it holds 256). Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteDisturbance() {
+        guard gaps.availableToWrite() >= (pendingGap.frameCount > 0 ? 2 : 1) else { return }
+        if pendingGap.frameCount > 0 {
+            // A gap still pending lies before this position: it goes first, so the log stays in
+            // timeline order.
+            _ = gaps.pushOne(pendingGap)
+            pendingGap.frameCount = 0
+        }
+        var disturbance = pendingGap
+        disturbance.startFrame = framesEmitted
+        disturbance.frameCount = 0
+        _ = gaps.pushOne(disturbance)
     }
 
     /// Writes the next `frameCount` samples of the periodic measurement signal. Realtime thread.

@@ -241,6 +241,7 @@ public final class LatencySession {
             signalPeriod: signal.period, measures: configuration.measuresRoundTrip,
             returns: returnRing.producer, gaps: gapRing.producer, counters: counters)
         if JackClient.isPipeWire {
+            kernel.lateRepeatIsRead = true
             // Before activation PipeWire's libjack hands the input its own silent buffer: the one a
             // cycle gets when no period reached the port (docs/platforms.md).
             kernel.idleInput = JackPortBuffer.idleBuffer(inputPort.handle, frames: UInt32(CaptureKernel.maximumPeriod))
@@ -356,28 +357,51 @@ public final class LatencySession {
     }
 
     /// Feeds the returned samples to the estimator in timeline order, skipping the gaps the
-    /// realtime side reported.
+    /// realtime side reported, each with the period before it: on PipeWire a cycle woken late
+    /// reads the next period's return early and is then called again with nothing (the gap), so
+    /// the period before such a gap may hold the wrong period's samples (docs/platforms.md). So
+    /// the last period read is held back until what follows it is known.
     private func drainReturn(into estimator: DelayEstimator) {
         let samples = returnRing.consumer
         let gaps = gapRing.consumer
+        let suspectFrames = UInt64(max(periodFrames, 0))
         // The sample count first: every gap before those samples was committed before them.
-        var remaining = samples.availableToRead()
+        var remaining = UInt64(samples.availableToRead())
         while true {
             if let slot = gaps.readableSlices(count: 1) {
                 let gap = slot.first[0]
                 let before = gap.startFrame - returnPosition
-                if before <= UInt64(remaining) {
-                    feed(Int(before), from: samples, to: estimator)
-                    remaining -= Int(before)
-                    take(estimator.skip(frames: Int(gap.frameCount)))
+                if before <= remaining && gap.frameCount == 0 {
+                    // A disturbance of the signal sent (`LatencyKernel.noteDisturbance`), often
+                    // followed by a gap at the same place: the period before it is still held.
+                    let fed = before - min(before, suspectFrames)
+                    feed(Int(fed), from: samples, to: estimator)
+                    remaining -= fed
+                    estimator.markDisturbance(atEmittedFrame: Int(gap.startFrame), margin: 2 * periodFrames)
+                    gaps.commitRead(count: 1)
+                    continue
+                }
+                if before <= remaining {
+                    let suspect = min(before, suspectFrames)
+                    feed(Int(before - suspect), from: samples, to: estimator)
+                    discard(Int(suspect), from: samples)
+                    remaining -= before
+                    take(estimator.skip(frames: Int(suspect + gap.frameCount)))
                     returnPosition += gap.frameCount
                     gaps.commitRead(count: 1)
                     continue
                 }
             }
-            feed(remaining, from: samples, to: estimator)
+            feed(Int(remaining - min(remaining, suspectFrames)), from: samples, to: estimator)
             return
         }
+    }
+
+    /// Drops `count` returned samples unread, for the estimator to skip. Main thread.
+    private func discard(_ count: Int, from samples: SPSCRing<Float>.Consumer) {
+        guard count > 0 else { return }
+        samples.commitRead(count: count)
+        returnPosition += UInt64(count)
     }
 
     private func feed(_ count: Int, from samples: SPSCRing<Float>.Consumer, to estimator: DelayEstimator) {

@@ -12,13 +12,14 @@ nonisolated func playbackProcess(_ frameCount: UInt32, _ context: UnsafeMutableR
     guard let context else { return 0 }
     // SAFETY: the session passes its initialized PlaybackKernel and frees it after closing.
     let kernel = context.assumingMemoryBound(to: PlaybackKernel.self)
-    if kernel.pointee.wakesUpLate() { MonotonicClock.pause(microseconds: kernel.pointee.lateWakeUpMicroseconds) }
     let stamp = kernel.pointee.link.enterCycle()
     kernel.pointee.outputs[0] = JackPortBuffer.samples(kernel.pointee.ports[0], frames: frameCount)
     kernel.pointee.outputs[1] = JackPortBuffer.samples(kernel.pointee.ports[1], frames: frameCount)
     kernel.pointee.process(
         frameCount: Int(frameCount), cycleStartFrame: stamp.startFrame, knowsCycleFrame: stamp.startUsecs > 0,
-        cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client))
+        cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
+        cycleStartMicroseconds: stamp.startUsecs,
+        periodMicroseconds: stamp.periodMicroseconds)
     kernel.pointee.link.leaveCycle(stamp, frameCount: frameCount)
     return 0
 }

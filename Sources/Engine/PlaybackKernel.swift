@@ -32,7 +32,9 @@ public struct PlaybackCounters: ~Copyable {
     public let missedGapCount = Atomic<UInt64>(0)
     public let framesMissed = Atomic<UInt64>(0)
     /// PipeWire only: cycles micmon ran late and was then called again for the same position,
-    /// whose output the graph reads instead (each one is in `framesMissed`). Realtime thread.
+    /// whose output the graph reads instead, and cycles it entered a period or more after they
+    /// began, whose output came too late for them (each one is in `framesMissed`). Realtime
+    /// thread.
     public let lateCycles = Atomic<UInt64>(0)
     /// Late reads of the frame counter that netted out (+2N then +0, jackd2): nothing missed.
     public let timelineJitter = Atomic<UInt64>(0)
@@ -60,8 +62,13 @@ struct PlaybackKernel {
     var missedGaps: SPSCRing<DropEvent>.Producer? = nil
     /// PipeWire's libjack: after a cycle that ran late (+2N), the graph reads the output of the
     /// cycle that repeats its position (+0), so the late cycle's period never reaches the outputs
-    /// (measured with witnesses downstream: docs/platforms.md). A repeat is then a loss.
+    /// (measured with witnesses downstream: docs/platforms.md). A repeat is then a loss. So is a
+    /// cycle micmon enters a period or more after it began while the counter has not moved on
+    /// (the driver had not yet published the next cycle): the graph ran that cycle's readers
+    /// without micmon's output, and its period never reached them.
     var lateRepeatIsRead = false
+    /// Cycles entered a period or more after their start (PipeWire only, see above).
+    var lateEntries: UInt64 = 0
     var framesPlayed: UInt64 = 0
     /// The timeline rule over the server's frame counter (docs/timeline.md). Realtime thread only.
     /// (Made for 48 kHz; the session sets its rate.)
@@ -75,19 +82,6 @@ struct PlaybackKernel {
     var nonFiniteReplaced: UInt64 = 0
     /// Whether playback has begun (see `PlaybackCounters.isArmed`). Realtime thread only.
     var isPlaying = false
-    /// Test-only (`MICMON_TEST_LATE_WAKE_UP_EVERY=N`, `MICMON_TEST_LATE_WAKE_UP_US`): every Nth
-    /// cycle the glue waits that long before it reads the clock and the port buffers, as a thread
-    /// woken and then preempted would. 0: never. Never set otherwise.
-    var lateWakeUpEvery: UInt64 = 0
-    var lateWakeUpMicroseconds: UInt64 = 0
-
-    /// Whether the glue should wait before this cycle (the test-only late wake-up). Realtime
-    /// thread, before the cycle's first libjack call.
-    @_noLocks @_noAllocation
-    func wakesUpLate() -> Bool {
-        lateWakeUpEvery > 0
-            && link.state.pointee.cycles.load(ordering: .relaxed) % lateWakeUpEvery == lateWakeUpEvery - 1
-    }
 
     /// Fills both outputs for one cycle. `cycleStartFrame` is the server's frame counter (when
     /// `knowsCycleFrame`), `cycleMicroseconds` when the cycle ran and `driverStamp` the driver's
@@ -95,7 +89,7 @@ struct PlaybackKernel {
     @_noLocks @_noAllocation
     mutating func process(
         frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false, cycleMicroseconds: UInt64 = 0,
-        driverStamp: Float = 0
+        driverStamp: Float = 0, cycleStartMicroseconds: UInt64 = 0, periodMicroseconds: UInt64 = 0
     ) {
         var written = 0
         if link.beginCycle(frameCount: frameCount) {
@@ -112,6 +106,12 @@ struct PlaybackKernel {
                 judge(
                     frameCount: frameCount, counter: cycleStartFrame, microseconds: cycleMicroseconds,
                     driverStamp: driverStamp)
+                if lateRepeatIsRead
+                    && entersAPeriodLate(
+                        entered: cycleMicroseconds, cycleStart: cycleStartMicroseconds, period: periodMicroseconds)
+                {
+                    noteLateEntry(frameCount: frameCount)
+                }
             }
             if !counters.pointee.isPaused.load(ordering: .relaxed) { written = play(frameCount: frameCount) }
         }
@@ -175,9 +175,24 @@ struct PlaybackKernel {
             counter: counter, frames: frames, microseconds: microseconds, driverStamp: driverStamp,
             deliveredNothing: lateRepeatIsRead)
         note(verdict)
-        if verdict.discardsCycle { counters.pointee.lateCycles.store(timeline.repeatedPositions, ordering: .relaxed) }
+        if verdict.discardsCycle {
+            counters.pointee.lateCycles.store(timeline.repeatedPositions &+ lateEntries, ordering: .relaxed)
+        }
         // The excess appeared in this cycle: its loss belongs before what this cycle plays.
         if timeline.isHolding && excessStart == nil { excessStart = framesPlayed }
+    }
+
+    /// A cycle entered a period or more after it began (PipeWire): this cycle's period of the
+    /// file is lost at the outputs, at the playback position. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteLateEntry(frameCount: Int) {
+        lateEntries &+= 1
+        counters.pointee.lateCycles.store(timeline.repeatedPositions &+ lateEntries, ordering: .relaxed)
+        counters.pointee.missedGapCount.add(1, ordering: .relaxed)
+        counters.pointee.framesMissed.add(UInt64(frameCount), ordering: .relaxed)
+        lastMissedGap.startFrame = framesPlayed
+        lastMissedGap.frameCount = UInt64(frameCount)
+        _ = missedGaps?.pushOne(lastMissedGap)
     }
 
     /// Logs and counts what the judge settled. Realtime thread.

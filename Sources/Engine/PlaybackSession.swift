@@ -142,8 +142,6 @@ public final class PlaybackSession {
         kernel.missedGaps = missedRing.producer
         kernel.lateRepeatIsRead = JackClient.isPipeWire
         kernel.timeline = TimelineJudge(sampleRate: sampleRate)
-        kernel.lateWakeUpEvery = Environment.value("MICMON_TEST_LATE_WAKE_UP_EVERY").flatMap { UInt64($0) } ?? 0
-        kernel.lateWakeUpMicroseconds = Environment.value("MICMON_TEST_LATE_WAKE_UP_US").flatMap { UInt64($0) } ?? 0
         do { try core.install(kernel, process: playbackProcess) } catch { throw .jack(error) }
     }
 

@@ -18,6 +18,19 @@ struct CycleStamp {
     let periodUsecs: Float
     /// The server's frame counter at the cycle start.
     let startFrame: UInt32
+
+    /// The period in whole µs, or zero when the server gave none that is plausible (over 10 s).
+    var periodMicroseconds: UInt64 {
+        periodUsecs > 0 && periodUsecs < 10_000_000 ? UInt64(periodUsecs) : 0
+    }
+}
+
+/// Whether a callback entered at `entered` came a period or more after its cycle's start (all in
+/// JACK µs; false when the start or the period is unknown, zero). On PipeWire the graph has then
+/// read that cycle's outputs already (docs/timeline.md). Realtime thread.
+@_noLocks @_noAllocation
+func entersAPeriodLate(entered: UInt64, cycleStart: UInt64, period: UInt64) -> Bool {
+    period > 0 && cycleStart > 0 && entered >= cycleStart &+ period
 }
 
 extension SessionLink {
@@ -25,6 +38,7 @@ extension SessionLink {
     /// RealtimeSanitizer), and the cycle times. Realtime thread, inside the process callback.
     @inline(__always)
     func enterCycle() -> CycleStamp {
+        if wakesUpLate() { MonotonicClock.pause(microseconds: lateWakeUpMicroseconds) }
         let entered = JackClock.now(fromSystemClock: readsSystemClock)
         RealtimeHooks.enter()
         let cycle = JackClock.cycle(client)
@@ -53,7 +67,7 @@ private func sessionState(_ context: UnsafeMutableRawPointer) -> UnsafeMutablePo
     context.assumingMemoryBound(to: SessionState.self)
 }
 
-/// Xrun notification: counts the callback, and an event when it is the first within a period
+/// Xrun notification: counts the callback, and an event when it is the first within four periods
 /// (`XrunCoalescer`), noting when the event began. JACK's notification thread (the only producer
 /// of the xrun-time ring and the only user of the coalescer).
 nonisolated func sessionXrun(_ context: UnsafeMutableRawPointer?) -> Int32 {

@@ -20,6 +20,11 @@ struct SessionLink {
     let state: UnsafeMutablePointer<SessionState>
     /// Per-cycle timing for the statistics on the main thread.
     let timings: SPSCRing<CycleTiming>.Producer
+    /// Test-only (`MICMON_TEST_LATE_WAKE_UP_EVERY=N`, `MICMON_TEST_LATE_WAKE_UP_US`): every Nth
+    /// cycle the glue waits that long before it reads the clock and the port buffers, as a thread
+    /// woken and then preempted would (`enterCycle`). 0: never. Never set otherwise.
+    var lateWakeUpEvery: UInt64 = 0
+    var lateWakeUpMicroseconds: UInt64 = 0
 
     /// The start of every kernel's cycle: counts the cycle, notes its length, and answers the
     /// stop handshake. Returns true once the main thread asked the session to stop (and
@@ -33,6 +38,13 @@ struct SessionLink {
             return true
         }
         return false
+    }
+
+    /// Whether the glue waits before this cycle (the test-only late wake-up). Realtime thread,
+    /// before the cycle's first libjack call.
+    @_noLocks @_noAllocation
+    func wakesUpLate() -> Bool {
+        lateWakeUpEvery > 0 && state.pointee.cycles.load(ordering: .relaxed) % lateWakeUpEvery == lateWakeUpEvery - 1
     }
 
     /// Queues one cycle's timing (measured by the glue); counts it as missed when the ring is

@@ -37,7 +37,11 @@ final class SessionMemory {
 
     /// The link a kernel keeps to this memory (see `SessionLink`).
     func link(client: OpaquePointer, readsSystemClock: Bool) -> SessionLink {
-        SessionLink(readsSystemClock: readsSystemClock, client: client, state: state, timings: timingRing.producer)
+        var link = SessionLink(
+            readsSystemClock: readsSystemClock, client: client, state: state, timings: timingRing.producer)
+        link.lateWakeUpEvery = Environment.value("MICMON_TEST_LATE_WAKE_UP_EVERY").flatMap { UInt64($0) } ?? 0
+        link.lateWakeUpMicroseconds = Environment.value("MICMON_TEST_LATE_WAKE_UP_US").flatMap { UInt64($0) } ?? 0
+        return link
     }
 
     /// One value in memory of its own, freed with the session.
@@ -79,7 +83,7 @@ final class SessionMemory {
     }
 
     // Shared counters, for the main thread.
-    /// Xrun events (notifications within a period are one), and the raw callbacks.
+    /// Xrun events (notifications within four periods are one), and the raw callbacks.
     var xruns: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
     var xrunCallbacks: UInt64 { state.pointee.xrunCallbacks.load(ordering: .relaxed) }
     var serverIsGone: Bool { state.pointee.serverIsGone.load(ordering: .acquiring) }

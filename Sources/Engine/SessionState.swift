@@ -23,7 +23,7 @@ struct SessionState: ~Copyable {
     let timingsMissed = Atomic<UInt64>(0)
     /// The last period size, in frames (set by the buffer-size callback and by each cycle).
     let periodFrames = Atomic<UInt32>(0)
-    /// Xrun events: notifications within one period of each other are one event (jackd2 calls
+    /// Xrun events: notifications within four periods of each other are one event (jackd2 calls
     /// once per late client per cycle; `XrunCoalescer`). The raw callbacks are counted apart, and
     /// so are events whose time did not fit the xrun-time ring. JACK's notification thread.
     let xruns = Atomic<UInt64>(0)

@@ -276,4 +276,46 @@ struct DelayEstimatorTests {
         #expect(found.count >= 10)
         for measurement in found { #expect(abs(measurement.delayFrames - 480) < 1e-6) }
     }
+
+    @Test("a disturbance of the signal sent (a period replaced by the next) skips the windows it returns in")
+    func disturbance() {
+        let delay = 480
+        let jump = 30000
+        // The signal sent, with its period of 256 frames from `jump` on replaced by the next one
+        // (on PipeWire a late cycle's output is never read: the repeat's, a period on, is).
+        func sent(_ frame: Int) -> Float {
+            let source = (jump ..< jump + 256).contains(frame) ? frame + 256 : frame
+            return Float(Self.emitted(source))
+        }
+        let samples = (0 ..< 60000).map { sent($0 - delay) }
+        // Unmarked, a window over the returned jump measures it.
+        let unmarked = Self.measure(samples, estimator: Self.estimator())
+        #expect(unmarked.contains { abs($0.delayFrames - Double(delay)) > 1e-6 })
+        let estimator = Self.estimator()
+        var found = Self.measure(Array(samples[0 ..< jump]), estimator: estimator)
+        estimator.markDisturbance(atEmittedFrame: jump, margin: 512)
+        found += Self.measure(Array(samples[jump...]), estimator: estimator)
+        #expect(found.count >= 10)
+        for measurement in found { #expect(abs(measurement.delayFrames - Double(delay)) < 1e-6) }
+    }
+
+    @Test("a disturbance before lock costs only the windows it returns in, not the whole delay range")
+    func disturbanceBeforeLock() {
+        let delay = 480
+        let jumps = [512, 1536]
+        func sent(_ frame: Int) -> Float {
+            let source = jumps.contains { ($0 ..< $0 + 256).contains(frame) } ? frame + 256 : frame
+            return Float(Self.emitted(source))
+        }
+        let samples = (0 ..< 30000).map { sent($0 - delay) }
+        let estimator = Self.estimator()
+        for jump in jumps { estimator.markDisturbance(atEmittedFrame: jump, margin: 512) }
+        let found = Self.measure(samples, estimator: estimator)
+        // The first window clear of both returned jumps starts at 2560 (1536 + 480 + 512, up to
+        // the hop of 256) and locks: long before the 96 000 frames the delay could be.
+        #expect(estimator.lockFrame == 2560 + 4096, "\(String(describing: estimator.lockFrame))")
+        #expect(estimator.windowsDisturbed > 0)
+        #expect(found.count >= 5)
+        for measurement in found { #expect(abs(measurement.delayFrames - Double(delay)) < 1e-6) }
+    }
 }

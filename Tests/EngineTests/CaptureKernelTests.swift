@@ -10,6 +10,8 @@ import Testing
 /// A full ring drops whole periods, and the writer fills them with silence in place.
 @Suite("Capture kernel and writer")
 final class CaptureKernelTests {
+    /// Take files the tests made (`scratchPath`), removed at the end.
+    var scratchPaths: [String] = []
     let channelCount = 2
     let period = 64
     let counters = UnsafeMutablePointer<CaptureCounters>.allocate(capacity: 1)
@@ -59,7 +61,15 @@ final class CaptureKernelTests {
         return kernel
     }
 
+    /// A take file's path, removed when the test ends.
+    func scratchPath() -> String {
+        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
+        scratchPaths.append(path)
+        return path
+    }
+
     deinit {
+        for path in scratchPaths { try? FileManager.default.removeItem(atPath: path) }
         counters.deinitialize(count: 1)
         counters.deallocate()
         inputs.deallocate()
@@ -100,8 +110,7 @@ final class CaptureKernelTests {
 
     @Test("a full ring drops whole periods; the file keeps its timeline with silence there")
     func dropsBecomeSilenceInPlace() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         for _ in 0 ..< 6 { runPeriod() }  // 4 fit, 2 are dropped (writer not running yet)
         let framesDroppedNow = counters.pointee.framesDropped.load(ordering: .relaxed)
@@ -129,8 +138,7 @@ final class CaptureKernelTests {
 
     @Test("while the take runs, the header catches up with the frames written (what a kill -9 leaves)")
     func headerFollowsTheTake() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let file = try SoundFileWriter(
             path: path, format: AudioFileFormat(container: .wav, encoding: .float),
             sampleRate: 48000, channelCount: 2)
@@ -161,7 +169,7 @@ final class CaptureKernelTests {
         #expect(sessionSampleRate(48000, context) == 0)
         let afterSameRate = state.pointee.sampleRateChanged.load(ordering: .acquiring)
         #expect(!afterSameRate)
-        // Another rate: the session sees the flag, stops, and reports it (exit 69).
+        // Another rate: the session sees the flag, stops, and reports it as a rate change (exit 78).
         #expect(sessionSampleRate(44100, context) == 0)
         let afterNewRate = state.pointee.sampleRateChanged.load(ordering: .acquiring)
         #expect(afterNewRate)
@@ -169,8 +177,7 @@ final class CaptureKernelTests {
 
     @Test("a drop at the end of the take is written as trailing silence")
     func trailingDropIsFilled() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         for _ in 0 ..< 5 { runPeriod() }  // the 5th does not fit
         writer.start()
@@ -270,8 +277,7 @@ final class CaptureKernelTests {
     /// late counter read (+2N then +0, the data contiguous) is jitter: nothing inserted, no gap.
     @Test("the counter running past micmon is silence in place, counted; a +2N/+0 read is jitter, not a gap")
     func missedFramesAreSilenceInPlace() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         cycle(at: 1000, source: 0)
@@ -307,20 +313,20 @@ final class CaptureKernelTests {
     }
 
     /// A graph-wide gap: the counter jumped when the driver itself reported being late (its
-    /// stamp changed), so every client lost those cycles and the source rendered nothing for
-    /// them: counted and logged, nothing inserted, not a drop.
-    @Test("a jump with the driver's own xrun is a graph-wide server gap: logged, nothing inserted")
+    /// stamp changed) by as much as the jump (1.4 ms: 64 frames), so every client lost those
+    /// cycles and the source rendered nothing for them: counted and logged, nothing inserted,
+    /// not a drop.
+    @Test("a jump the driver's own xrun accounts for is a graph-wide server gap: logged, nothing inserted")
     func driverXrunIsGraphWide() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         cycle(at: 1000, source: 0)
         cycle(at: 1064, source: 64)
-        cycle(at: 1192, source: 128, driverStamp: 36)  // the driver was late: a period lost for all
-        cycle(at: 1256, source: 192, driverStamp: 36)
+        cycle(at: 1192, source: 128, driverStamp: 1400)  // the driver was late: a period lost for all
+        cycle(at: 1256, source: 192, driverStamp: 1400)
         waitForWriter(writer, frames: 128)
-        cycle(at: 1320, source: 256, driverStamp: 36)
+        cycle(at: 1320, source: 256, driverStamp: 1400)
         let result = writer.finish()
         #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 1)
         #expect(counters.pointee.framesSkippedByServer.load(ordering: .relaxed) == 64)
@@ -341,8 +347,7 @@ final class CaptureKernelTests {
     /// held periods reach the file, after the loss's silence.
     @Test("stopping while an excess is held settles it: held frames are written after the silence")
     func stopSettlesWhatIsHeld() throws {
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         cycle(at: 1000, source: 0)
@@ -418,8 +423,7 @@ final class CaptureKernelTests {
     @Test("PipeWire: a cycle with only idle buffers at a steady counter is missed, in place")
     func emptyCycleIsMissedInPlace() throws {
         usePipeWireIdleBuffers()
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         pipeWireCycle(at: 1000, source: 0)
@@ -435,6 +439,33 @@ final class CaptureKernelTests {
         let logged = missedGaps.consumer.readableSlices()
         #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
         try expectFile(path, frames: 256, silent: 128 ..< 192)
+    }
+
+    /// A loss the timeline settles inside a run of empty cycles (a late cycle there: the counter
+    /// ran a period ahead and the cycle got nothing) is one stretch of silence with the run's:
+    /// one entry in the log spanning both, the frames counted once each. Before, the run and the
+    /// loss were two overlapping entries (128 + 128 and 192 + 64), the run's short of the stretch.
+    @Test("PipeWire: a loss settled inside an empty run is logged with the run, as one stretch")
+    func lossInsideAnEmptyRunIsOneStretch() throws {
+        usePipeWireIdleBuffers()
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        pipeWireCycle(at: 1000, source: 0)
+        pipeWireCycle(at: 1064, source: 64, buffer: 1)
+        waitForWriter(writer, frames: 128)  // the ring holds 4 periods
+        pipeWireCycle(at: 1128, source: nil)  // empty: source frames 128 ..< 192 never came
+        pipeWireCycle(at: 1256, source: nil)  // a period ahead, and empty: 192 ..< 256 lost too
+        pipeWireCycle(at: 1320, source: 320)
+        waitForWriter(writer, frames: 384)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 192)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 64)
+        #expect(result.drops == [DropEvent(startFrame: 192, frameCount: 64)])
+        let logged = missedGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 192))
+        try expectFile(path, frames: 384, silent: 128 ..< 320)
     }
 
     /// A take armed once its sources are connected, whose first cycles are empty (PipeWire brings
@@ -485,8 +516,7 @@ final class CaptureKernelTests {
         arguments: [(buffer: 1, holds: 192, lost: 256), (buffer: 0, holds: 256, lost: 192)])
     func lateCyclePlacesTheLossByItsBuffer(buffer: Int, holds: Int, lost: Int) throws {
         usePipeWireIdleBuffers()
-        let path = NSTemporaryDirectory() + "micmon-kernel-\(UUID().uuidString).wav"
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         pipeWireCycle(at: 1000, source: 0, buffer: 0)

@@ -141,6 +141,74 @@ final class LatencyKernelTests {
         #expect(drainReturns().count == 3 * 256)
     }
 
+    /// On PipeWire a late cycle shows on the counter as a repeat (+0 after +2N) or, when the
+    /// graph ran cycles without micmon, as an excess alone: either way a period of the signal
+    /// never reached the output, and the estimator must skip the windows that return it. Before,
+    /// only a repeat was logged, and under load one window measured 256.0040 frames through a
+    /// node of exactly 256.
+    @Test("PipeWire: a counter repeat or excess is a disturbance of the signal at the emission position")
+    func counterStepsOtherThanThePeriodAreDisturbances() {
+        kernel.lateRepeatIsRead = true
+        arm()
+        var frame: UInt32 = 1000
+        func step(_ advance: UInt32) {
+            frame &+= advance
+            kernel.input = UnsafePointer(buffer)
+            kernel.output = buffer
+            kernel.process(frameCount: 256, cycleStartUsecs: 5000, cycleStartFrame: frame, knowsCycleFrame: true)
+        }
+        step(0)
+        step(256)
+        step(256)
+        #expect(gaps.consumer.availableToRead() == 0)
+        step(768)  // two cycles ran without micmon: an excess with no repeat after it
+        step(256)
+        step(512)  // a late cycle ...
+        step(0)  // ... and the repeat after it
+        step(256)
+        let events = gaps.consumer.readableSlices(count: 3).map { Array($0.first) + Array($0.second) } ?? []
+        #expect(
+            events == [
+                DropEvent(startFrame: 512, frameCount: 0), DropEvent(startFrame: 1024, frameCount: 0),
+                DropEvent(startFrame: 1280, frameCount: 0),
+            ])
+        // On jackd2 (no late-repeat rule) the counter's steps are the timeline judge's, not this.
+        kernel.lateRepeatIsRead = false
+        gaps.consumer.commitRead(count: events.count)
+        step(1024)
+        #expect(gaps.consumer.availableToRead() == 0)
+    }
+
+    @Test("PipeWire: a cycle entered a period or more after its start is a disturbance, even at the period's step")
+    func lateEntryIsADisturbance() {
+        kernel.lateRepeatIsRead = true
+        arm()
+        var frame: UInt32 = 1000
+        var start: UInt64 = 100_000
+        func step(enteredAfter lateness: UInt64) {
+            frame &+= 256
+            start &+= 5333
+            kernel.input = UnsafePointer(buffer)
+            kernel.output = buffer
+            kernel.process(
+                frameCount: 256, cycleStartUsecs: start, cycleStartFrame: frame, knowsCycleFrame: true,
+                enteredUsecs: start + lateness, periodUsecs: 5333)
+        }
+        step(enteredAfter: 100)  // the arm is seen: the signal starts with the next cycle
+        step(enteredAfter: 5332)  // late, but within the period: emits frames 0 ..< 256
+        #expect(gaps.consumer.availableToRead() == 0)
+        step(enteredAfter: 5333)  // the graph has read this cycle's output already
+        step(enteredAfter: 200)
+        step(enteredAfter: 8000)
+        let events = gaps.consumer.readableSlices(count: 2).map { Array($0.first) + Array($0.second) } ?? []
+        #expect(events == [DropEvent(startFrame: 256, frameCount: 0), DropEvent(startFrame: 768, frameCount: 0)])
+        // On jackd2 the rule does not apply: a late cycle there is the xrun and timeline reports'.
+        kernel.lateRepeatIsRead = false
+        gaps.consumer.commitRead(count: events.count)
+        step(enteredAfter: 9000)
+        #expect(gaps.consumer.availableToRead() == 0)
+    }
+
     @Test("a loop closed later: the timeline runs at once, the signal starts a cycle after the loop is armed")
     func emissionWaitsForTheLoop() {
         counters.pointee.isArmed.store(true, ordering: .releasing)

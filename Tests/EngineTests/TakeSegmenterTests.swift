@@ -35,7 +35,8 @@ final class TakeSegmenterTests {
 
     func makeWriter(
         _ rotation: TakeRotation, control: TakeControl? = nil, events: TakeEventLog = TakeEventLog(),
-        pattern: String = "/take-%H%M%S.wav", replacesExisting: Bool = false, names: TakeFileNames = TakeFileNames()
+        pattern: String = "/take-%H%M%S.wav", replacesExisting: Bool = false, names: TakeFileNames = TakeFileNames(),
+        serverGaps: SPSCRing<DropEvent>.Consumer? = nil
     ) throws -> TakeWriter {
         let opener = TakeFileOpener(
             pattern: FilePattern(folder + pattern), format: AudioFileFormat(container: .wav, encoding: .float),
@@ -44,8 +45,8 @@ final class TakeSegmenterTests {
         let first = rotation.trigger == nil ? try opener.open(at: 0) : nil
         return TakeWriter(
             first: first, opener: opener, rotation: rotation, sampleRate: Self.rate, samples: samples.consumer,
-            drops: drops.consumer, counters: counters, channelCount: 2, control: control, events: events,
-            wakeInterval: .milliseconds(2))
+            drops: drops.consumer, serverGaps: serverGaps, counters: counters, channelCount: 2, control: control,
+            events: events, wakeInterval: .milliseconds(2))
     }
 
     /// Queues source frames `range` as the realtime side would (whole runs, then the count).
@@ -79,6 +80,29 @@ final class TakeSegmenterTests {
                 return
             }
         }
+    }
+
+    /// Each closed file counts the server gaps within its own take frames (what its
+    /// `--on-file-closed` hook gets as MICMON_SERVER_GAPS and MICMON_SERVER_GAP_FRAMES), not the
+    /// run's: the realtime side logs a gap before the frames after it.
+    @Test("--split: each file counts the server gaps within its own take frames")
+    func serverGapsPerFile() throws {
+        var rotation = TakeRotation()
+        rotation.splitSeconds = 1
+        let gaps = SPSCRing<DropEvent>(capacity: 4)
+        let writer = try makeWriter(rotation, serverGaps: gaps.consumer)
+        writer.start()
+        queue(0 ..< 5000)
+        #expect(gaps.producer.pushOne(DropEvent(startFrame: 5000, frameCount: 512)))
+        queue(5000 ..< 17000)
+        #expect(gaps.producer.pushOne(DropEvent(startFrame: 17000, frameCount: 256)))
+        #expect(gaps.producer.pushOne(DropEvent(startFrame: 18000, frameCount: 1024)))
+        queue(17000 ..< 20000)
+        let result = writer.finish()
+        #expect(result.failure == nil)
+        #expect(result.files.map(\.serverGaps) == [1, 0, 2])
+        #expect(result.files.map(\.serverGapFrames) == [512, 0, 1280])
+        #expect(result.serverGaps.count == 3)
     }
 
     @Test("--split: files of exactly the split's frames, concatenated the source, none lost or repeated")

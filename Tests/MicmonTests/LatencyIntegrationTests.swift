@@ -120,7 +120,18 @@ extension JackIntegrationTests {
                 }
             }
             let loop = try #require(ports, "jack_iodelay's ports did not appear")
-            try client.connect(source: loop.out, destination: loop.in)
+            // Its ports exist before its client is active, and jackd2 refuses to connect the
+            // ports of an inactive client: try again for a while.
+            let connectUntil = Date().addingTimeInterval(10)
+            while true {
+                do {
+                    try client.connect(source: loop.out, destination: loop.in)
+                    break
+                } catch {
+                    if Date() >= connectUntil { throw error }
+                    usleep(50_000)
+                }
+            }
             let connected = Date()
 
             let micmon = try MicmonProcess([

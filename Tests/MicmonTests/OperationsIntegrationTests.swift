@@ -69,12 +69,15 @@ extension JackIntegrationTests {
                 }, uniquingKeysWith: { $1 })
         }
 
-        /// A real server gap: on a private asynchronous jackd2, micmon is stopped (SIGSTOP) and,
-        /// while it is, the server too, so micmon's counter jumps with the driver's lateness stamp
-        /// changed: a graph-wide gap, nothing inserted (docs/timeline.md). With `--split 3s` it
-        /// falls in the first file; each file's hook must count the gaps within its take frames.
-        @Test("--on-file-closed: MICMON_SERVER_GAPS counts the gaps in that file's take frames, not the next file's")
-        func serverGapsPerFile() throws {
+        /// On a private asynchronous jackd2, micmon is stopped (SIGSTOP) and, while it is, the
+        /// server too: the driver reports an xrun of a few µs, but the server and the source ran
+        /// on for the 0.6 s micmon was stopped alone, so that is micmon's own loss, silence in
+        /// place (docs/timeline.md). Before, any change of the driver's stamp made it a graph-wide
+        /// gap with nothing inserted: the take 0.6 s short of the server's clock, exit 0. With
+        /// `--split 3s` the loss falls in the first file; each file's hook counts what lies within
+        /// its take frames. (Per-file server gaps: `TakeSegmenterTests.serverGapsPerFile`.)
+        @Test("--on-file-closed: micmon stopped around a server stall lost its own frames, counted in that file only")
+        func lossAroundAServerStallPerFile() throws {
             let name = "micmon-hook-gap-\(getpid())"
             let server = try TestJackServer.start(name, synchronous: false)
             defer {
@@ -104,24 +107,30 @@ extension JackIntegrationTests {
             child.signal(SIGCONT)
             let result = child.wait(timeout: 60)
             #expect(!result.wasKilledBySignal, "stderr: \(result.stderr)")
+            #expect(result.exitCode == 75, "stderr: \(result.stderr)")
             let summary = try #require(
                 result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }, "\(result.stderr)")
-            let gaps = JackIntegrationTests.TimelineIntegrationTests.gaps("server_gaps", in: summary)
             let rate = 48000
-            let long = try #require(gaps.max { $0.1 < $1.1 }, "no server gap: \(summary)")
-            #expect(long.1 >= rate / 10 && long.0 < 3 * rate, "the gap: \(long)")
+            let timeline = JackIntegrationTests.TimelineIntegrationTests.self
+            // (A loaded host may make the driver itself late by a period now and then: a short
+            // graph-wide gap elsewhere is no defect; the stop is never one.)
+            let serverGaps = timeline.gaps("server_gaps", in: summary)
+            #expect(!serverGaps.contains { $0.1 >= rate / 10 }, "\(summary)")
+            let drops = timeline.gaps("drops", in: summary)
+            let long = try #require(timeline.gaps("missed_gaps", in: summary).max { $0.1 < $1.1 }, "\(summary)")
+            #expect(long.1 >= rate / 10 && long.0 < 3 * rate, "the loss: \(long)")
             for start in [0, 3 * rate] {
                 let variables = try Self.hookEnvironment(folder + "/env-\(start).txt")
                 let end = try #require(variables["MICMON_TAKE_END_FRAME"].flatMap { Int($0) })
-                let within = gaps.filter { $0.0 >= start && $0.0 < end }
-                #expect(variables["MICMON_SERVER_GAPS"] == String(within.count), "file at \(start): \(variables)")
+                let within = drops.filter { $0.0 >= start && $0.0 < end }
                 #expect(
-                    variables["MICMON_SERVER_GAP_FRAMES"] == String(within.map(\.1).reduce(0, +)),
-                    "file at \(start): \(variables)")
-                #expect((start == 0) == within.contains { $0 == long }, "file at \(start) ..< \(end), gap \(long)")
+                    variables["MICMON_DROPS"] == String(within.map(\.1).reduce(0, +)), "file at \(start): \(variables)")
+                let gapsWithin = serverGaps.filter { $0.0 >= start && $0.0 < end }.count
+                #expect(variables["MICMON_SERVER_GAPS"] == String(gapsWithin), "file at \(start): \(variables)")
+                #expect((start == 0) == (within.map(\.1).reduce(0, +) >= long.1), "file at \(start), loss \(long)")
             }
-            // Nothing inserted at the gap: the first file is the source on both sides of it, the
-            // source one gap further on after it; the second file is exact.
+            // The loss is silence in place: the source before it, the source one loss further on
+            // after it, the take on the server's clock.
             let first = try #require(
                 try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".wav") }.sorted()
                     .first)
@@ -133,15 +142,21 @@ extension JackIntegrationTests {
                         interleaved: UnsafeBufferPointer(rebasing: $0[2 * range.lowerBound ..< 2 * range.upperBound]))
                 }
             }
+            #expect(samples[2 * long.0 ..< 2 * (long.0 + long.1)].allSatisfy { $0 == 0 }, "the loss is not silence")
             let before = match(0 ..< long.0)
-            let after = match(long.0 ..< samples.count / 2)
-            // Known defect (issue #17, item 3): in about one run of three the gap after the resume
-            // of an asynchronous jackd2 is counted one period longer than the source jumped.
-            withKnownIssue("a gap at an async jackd2 resume is now and then one period off", isIntermittent: true) {
+            let after = match((long.0 + long.1) ..< samples.count / 2)
+            // Known limit (issue #17, item 3; docs/timeline.md, "A resume, measured"): now and then
+            // at an asynchronous jackd2's resume the counter jumps a period or two further than the
+            // source's frames, which count its own cycles (the graph skipped the source too, or
+            // a late counter read came with the jump): the take keeps the server's clock, so its
+            // silence is that much longer than the source jumped, and JACK does not say which.
+            withKnownIssue(
+                "a loss at an async jackd2 resume is now and then a period off the source", isIntermittent: true
+            ) {
                 #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
                 if let a = before.startFrame, let b = after.startFrame {
                     #expect(
-                        b == a + UInt64(long.0 + long.1), "source frame \(a) at the start, \(b) after the gap \(long)")
+                        b == a + UInt64(long.0 + long.1), "source frame \(a) at the start, \(b) after the loss \(long)")
                 }
             }
         }

@@ -61,6 +61,24 @@ extension JackIntegrationTests {
             #expect(allowed.exitCode == 0, "stderr: \(allowed.stderr)")
         }
 
+        @Test("capture ports but no playback port: monitor refuses (64), naming the outputs it lacks")
+        func monitorWithoutPlaybackPorts() throws {
+            let server = try PrivateJackServer(
+                name: "micmon-noplay-\(getpid())-\(UUID().uuidString.prefix(4))", captureChannels: 2,
+                playbackChannels: 0
+            ).notingRestart()
+            defer { server.stop() }
+            let refused = try MicmonProcess.run(["monitor", "-s", server.name, "--duration", "0.5"])
+            #expect(refused.exitCode == 64, "stderr: \(refused.stderr)")
+            #expect(refused.stderr.contains("no physical playback port"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("--allow-unconnected"), "\(refused.stderr)")
+            // Its inputs have their sources: allowed, it monitors to nowhere and says so.
+            let allowed = try MicmonProcess.run([
+                "monitor", "-s", server.name, "--duration", "0.5", "--allow-unconnected",
+            ])
+            #expect(allowed.exitCode == 0, "stderr: \(allowed.stderr)")
+        }
+
         @Test("with no -p, record takes jackd2's physical system:capture_* ports")
         func physicalDefaults() throws {
             let server = try SharedTestServer.require()

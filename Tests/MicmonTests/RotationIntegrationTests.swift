@@ -44,20 +44,6 @@ extension JackIntegrationTests {
             return (all.count / 2, all.withUnsafeBufferPointer { ReferenceSignal.match(interleaved: $0) })
         }
 
-        /// The port names on `serverName` (`jack_lsp`, another process).
-        static func ports(_ serverName: String) -> [String] {
-            let lister = Process()
-            lister.executableURL = URL(fileURLWithPath: "/usr/bin/jack_lsp")
-            lister.arguments = ["-s", serverName]
-            let pipe = Pipe()
-            lister.standardOutput = pipe
-            lister.standardError = FileHandle.nullDevice
-            guard (try? lister.run()) != nil else { return [] }
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            lister.waitUntilExit()
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-        }
-
         /// A float WAV of the reference signal, `seconds` long, for `micmon play` to send.
         static func writeReference(_ path: String, seconds: Int, rate: Int) throws {
             let writer = try SoundFileWriter(
@@ -99,11 +85,20 @@ extension JackIntegrationTests {
             let folder = TestEnvironment.scratchFolder("split-\(period)")
             let reference = folder + "/reference.wav"
             try Self.writeReference(reference, seconds: 20, rate: server.sampleRate)
-            let player = try MicmonProcess(["play", reference, "-s", serverName, "-n", "player"])
+            // The player says it runs with its first meter line (no jack_lsp: jackd2 1.9.21's
+            // jack_lsp aborts now and then against a fresh server, and a client started in such a
+            // spell has not come up either, with nothing on stderr): started again once if not.
+            var player = try MicmonProcess(["play", reference, "-s", serverName, "-n", "player", "--json"])
+            if !TestEnvironment.waitUntil(timeout: 10, { player.stdoutSoFar.contains("\"meter\"") }) {
+                print("rotation test: the player did not start (stderr: \(player.stderrSoFar)); starting it again")
+                player.signal(SIGKILL)
+                _ = player.wait(timeout: 5)
+                player = try MicmonProcess(["play", reference, "-s", serverName, "-n", "player", "--json"])
+            }
             defer { player.signal(SIGTERM) }
             #expect(
-                TestEnvironment.waitUntil(timeout: 20) { Self.ports(serverName).contains("player:out_2") },
-                "the player's ports did not come: \(player.stderrSoFar)")
+                TestEnvironment.waitUntil(timeout: 20) { player.stdoutSoFar.contains("\"meter\"") },
+                "the player did not start: \(player.stderrSoFar)")
             usleep(300_000)
             let result = try MicmonProcess.run(
                 [

@@ -31,6 +31,48 @@ extension JackIntegrationTests {
             return list.matches(of: /"start_frame":(\d+),"length":(\d+)/).map { (Int($0.output.1)!, Int($0.output.2)!) }
         }
 
+        /// jackd2 calls the xrun callback once per late client per cycle, so one client asleep for
+        /// several periods is several callbacks: micmon counts the event once (`xruns`) and the
+        /// callbacks apart (`xrun_callbacks`). Before, `xruns` was the callbacks ("8 at 1.635 s"
+        /// for one event).
+        @Test(
+            "async jackd2: a client asleep for four periods now and then is one xrun event each time, not one per callback"
+        )
+        func xrunsAreEventsOnJackd2() throws {
+            let name = "micmon-xrun-events-\(getpid())"
+            let jackd = try Self.startAsynchronousServer(name)
+            defer {
+                jackd.signal(SIGTERM)
+                jackd.wait(timeout: 10)
+            }
+            // The sleeper: a micmon meter whose glue waits 20 ms (3.75 periods) every 150th cycle
+            // (the test-only hook): about 5 episodes in the recorder's 4 s.
+            let sleeper = try MicmonProcess(
+                ["meter", "-s", name, "-n", "sleeper", "-p", "system:capture_1", "--duration", "8", "--json"],
+                environment: ["MICMON_TEST_LATE_WAKE_UP_EVERY": "150", "MICMON_TEST_LATE_WAKE_UP_US": "20000"])
+            defer {
+                sleeper.signal(SIGINT)
+                _ = sleeper.wait(timeout: 10)
+            }
+            #expect(sleeper.waitUntilRunning(seconds: 0.5), "sleeper: \(sleeper.stderrSoFar)")
+            let path = TestEnvironment.scratchFolder("xrun-events") + "/take.wav"
+            let result = try MicmonProcess.run(
+                ["record", path, "-s", name, "-n", "xrun-rec", "-p", "system:capture_2", "--duration", "4", "--json"],
+                timeout: 40)
+            let summary = try #require(
+                result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") },
+                "no summary: \(result.stderr)")
+            let events = try #require(Self.integer("xruns", in: summary), "\(summary)")
+            let callbacks = try #require(Self.integer("xrun_callbacks", in: summary), "\(summary)")
+            print("jackd2 xruns: \(events) events, \(callbacks) callbacks")
+            // 5 episodes (750 cycles / 150), each reported in two cycles about two periods apart;
+            // a loaded host may add one of its own. (With a window of one period: 7–8 events.)
+            #expect(events >= 4, "\(summary)")
+            #expect(events <= 6, "\(summary)")
+            // Each episode spans several cycles' callbacks, counted apart.
+            #expect(callbacks > events, "\(summary)")
+        }
+
         @Test("async jackd2: micmon stopped mid-take loses what a witness got: silence in place, counted, exit 75")
         func stoppedOnAsynchronousServer() throws {
             let name = "micmon-timeline-async-\(getpid())"
@@ -78,6 +120,12 @@ extension JackIntegrationTests {
             let result = child.wait(timeout: 60)
             witness.signal(SIGINT)
             witness.wait(timeout: 15)
+            // The source's own account of its outputs (play's timeline: periods the graph read
+            // before play wrote them, on a loaded host), for the judgement of the take below.
+            source.signal(SIGINT)
+            let sourceSummary =
+                source.wait(timeout: 10).stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }
+                ?? ""
             #expect(result.exitCode == 75, "stderr: \(result.stderr)")
             let summary = try #require(
                 result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") })
@@ -112,39 +160,56 @@ extension JackIntegrationTests {
                 }
             }
             let long = try #require(missed.max { $0.1 < $1.1 })
-            var segmentStart = 0
-            for drop in drops.sorted(by: { $0.0 < $1.0 }) + [(frames, 0)] {
-                if drop.0 > segmentStart {
-                    let match = samples.withUnsafeBufferPointer {
-                        ReferenceSignal.match(
-                            interleaved: UnsafeBufferPointer(rebasing: $0[2 * segmentStart ..< 2 * drop.0]))
-                    }
-                    #expect(
-                        match.startFrame != nil && match.mismatchedFrames == 0,
-                        "segment \(segmentStart) ..< \(drop.0): \(match); drops \(drops)")
-                }
+            for drop in drops {
                 let silence = samples[2 * drop.0 ..< 2 * (drop.0 + drop.1)]
                 #expect(silence.allSatisfy { $0 == 0 }, "drop \(drop) is not silence")
-                if drop.1 > 0, drop.0 >= 64, let before = sourceFrame(at: drop.0 - 64),
-                    let after = sourceFrame(at: drop.0 + drop.1)
-                {
-                    let stands = after == before + 64 + UInt64(drop.1)
-                    let isLong = drop.0 <= long.0 && long.0 + long.1 <= drop.0 + drop.1
-                    #expect(
-                        stands || (!isLong && after == before + 64),
-                        "drop \(drop): source frame \(before + 63) before it, \(after) after it")
+            }
+            // Against the source sample for sample: only a source that lost nothing itself is a
+            // reference. On a loaded host `play`'s outputs lose periods of their own (counted in
+            // its summary): then neither the take nor the witness can hold those frames, and a
+            // mismatch there is the source's, recorded as a known issue; with a sound source
+            // every check below is strict.
+            let sourceMissed = Self.integer("frames_missed", in: sourceSummary) ?? 0
+            try withKnownIssue("the source lost periods of its own (play's frames_missed > 0)", isIntermittent: true) {
+                var segmentStart = 0
+                for drop in drops.sorted(by: { $0.0 < $1.0 }) + [(frames, 0)] {
+                    if drop.0 > segmentStart {
+                        let match = samples.withUnsafeBufferPointer {
+                            ReferenceSignal.match(
+                                interleaved: UnsafeBufferPointer(rebasing: $0[2 * segmentStart ..< 2 * drop.0]))
+                        }
+                        #expect(
+                            match.startFrame != nil && match.mismatchedFrames == 0,
+                            "segment \(segmentStart) ..< \(drop.0): \(match); drops \(drops); source: \(sourceSummary)")
+                    }
+                    if drop.1 > 0, drop.0 >= 64, let before = sourceFrame(at: drop.0 - 64),
+                        let after = sourceFrame(at: drop.0 + drop.1)
+                    {
+                        let stands = after == before + 64 + UInt64(drop.1)
+                        let isLong = drop.0 <= long.0 && long.0 + long.1 <= drop.0 + drop.1
+                        // At a resume the counter now and then runs a period or two past the source,
+                        // which counts its own cycles (timeline.md, "A resume, measured"): the take
+                        // keeps the server's clock, so the silence is that much longer than the jump.
+                        let jump = Int64(after) - Int64(before + 64)
+                        let shortOfTheClock = isLong && [256, 512].contains(Int64(drop.1) - jump)
+                        #expect(
+                            stands || shortOfTheClock || (!isLong && after == before + 64),
+                            "drop \(drop): source frame \(before + 63) before it, \(after) after it")
+                    }
+                    segmentStart = drop.0 + drop.1
                 }
-                segmentStart = drop.0 + drop.1
+                // The witness was given the frames micmon's long silence stands for: the graph
+                // delivered them; micmon did not take them.
+                let takeStart = try #require(sourceFrame(at: 0))
+                let recording = try PipeWireTakeJudge.WitnessRecording(path: witnessPath)
+                let lost = takeStart + UInt64(long.0) ..< takeStart + UInt64(long.0 + long.1)
+                let notGiven = stride(from: lost.lowerBound, to: lost.upperBound, by: 64).filter {
+                    recording.index(ofSource: $0) == nil
+                }
+                #expect(notGiven.isEmpty, "the witness lacks source frames \(notGiven.prefix(4)) … within \(lost)")
+            } when: {
+                sourceMissed > 0
             }
-            // The witness was given the frames micmon's long silence stands for: the graph
-            // delivered them; micmon did not take them.
-            let takeStart = try #require(sourceFrame(at: 0))
-            let recording = try PipeWireTakeJudge.WitnessRecording(path: witnessPath)
-            let lost = takeStart + UInt64(long.0) ..< takeStart + UInt64(long.0 + long.1)
-            let notGiven = stride(from: lost.lowerBound, to: lost.upperBound, by: 64).filter {
-                recording.index(ofSource: $0) == nil
-            }
-            #expect(notGiven.isEmpty, "the witness lacks source frames \(notGiven.prefix(4)) … within \(lost)")
         }
 
         @Test("the synchronous server: an exact take reports no gap, no drop and no missed frame")

@@ -1,0 +1,201 @@
+"""Trains the learned gain estimator on features.py's output (JAX, CPU).
+
+Model (as NoiseSuppressorModelKernel.swift runs it): normalised features → dense tanh (E units)
+→ GRU (H units, PyTorch gate convention) → dense sigmoid σ per band. Without --correction, σ is
+the band's gain; with --correction R it corrects the classic gain: ĝ = min(classic · 2^(R(2σ − 1)), 1)
+(the classic band gain is feature block 4; the kernel applies the correction to each bin's classic
+gain). Loss: weighted mean of (sqrt ĝ − sqrt g)², the RNNoise-style compressed gain error, with ĝ
+floored as the kernel floors it, plus --keep λ times (sqrt classic − sqrt ĝ)² where ĝ is below
+the classic gain and the ideal gain is at least --keep-above: suppressing more than the classic
+gain where speech dominates costs extra. --clean-target-snr S makes the target 1 (pass
+everything) in scenes of at least S dB SNR, so near-clean speech keeps its reverberation. Whole
+scenes are sequences, starting from a zero state as the kernel does. The rooms of the last
+`--validation` share of the scenes are held out and reported.
+
+Usage: python train.py --data FEATURES.npz --out PARAMS.npz [--minutes M] [--dense E] [--units H]
+       [--correction R] [--keep λ] [--keep-above G] [--clean-target-snr S] [--init PARAMS.npz]
+Threads: run with XLA_FLAGS=--xla_cpu_multi_thread_eigen=false OMP_NUM_THREADS=1 and nice.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+GAIN_FLOOR = 10 ** (-30 / 20)   # NoiseSuppressorCoefficients.learnedGainFloor
+BANDS = 31                      # NoiseSuppressorBands.count; feature block 4 is the classic gain
+
+
+def init_params(key, d, e, h, b, correction=0.0):
+    ks = jax.random.split(key, 4)
+
+    def uni(k, shape, fan):
+        lim = 1 / np.sqrt(fan)
+        return jax.random.uniform(k, shape, jnp.float32, -lim, lim)
+
+    # A correcting model starts at σ ≈ ½: the classic gain, nearly unchanged.
+    wo, bo = (uni(ks[3], (b, h), h) * 0.1, jnp.zeros(b)) if correction > 0 else (uni(ks[3], (b, h), h), jnp.ones(b))
+    return dict(W=uni(ks[0], (e, d), d), b=jnp.zeros(e), Wi=uni(ks[1], (3 * h, e), h), bi=jnp.zeros(3 * h),
+                Wh=uni(ks[2], (3 * h, h), h), bh=jnp.zeros(3 * h), Wo=wo, bo=bo)
+
+
+def forward(p, x):
+    """x: (batch, T, D) normalised → gains (batch, T, B)."""
+    h_units = p["Wh"].shape[1]
+    dense = jnp.tanh(x @ p["W"].T + p["b"])
+    gi = dense @ p["Wi"].T + p["bi"]                     # (batch, T, 3H)
+
+    def step(h, gi_t):
+        gh = h @ p["Wh"].T + p["bh"]
+        z = jax.nn.sigmoid(gi_t[:, :h_units] + gh[:, :h_units])
+        r = jax.nn.sigmoid(gi_t[:, h_units:2 * h_units] + gh[:, h_units:2 * h_units])
+        n = jnp.tanh(gi_t[:, 2 * h_units:] + r * gh[:, 2 * h_units:])
+        h = (1 - z) * n + z * h
+        return h, h
+
+    h0 = jnp.zeros((x.shape[0], h_units))
+    _, hs = jax.lax.scan(step, h0, jnp.swapaxes(gi, 0, 1))
+    hs = jnp.swapaxes(hs, 0, 1)
+    return jax.nn.sigmoid(hs @ p["Wo"].T + p["bo"])
+
+
+def applied_gain(p, x, classic, correction):
+    """The band gain the kernel applies: σ, or the classic gain corrected by σ."""
+    sigma = forward(p, x)
+    if correction > 0:
+        sigma = jnp.minimum(classic * jnp.exp2(correction * (2 * sigma - 1)), 1.0)
+    return jnp.maximum(sigma, GAIN_FLOOR)
+
+
+def loss_fn(p, x, g, w, classic, correction, keep, keep_above):
+    ghat = applied_gain(p, x, classic, correction)
+    err = (jnp.sqrt(ghat) - jnp.sqrt(g)) ** 2
+    if keep > 0:
+        below = jnp.maximum(jnp.sqrt(classic) - jnp.sqrt(ghat), 0) * (g >= keep_above)
+        err = err + keep * below ** 2
+    return jnp.sum(w * err) / (jnp.sum(w) + 1e-9)
+
+
+def adam_init(p):
+    return jax.tree.map(jnp.zeros_like, p), jax.tree.map(jnp.zeros_like, p)
+
+
+@functools.partial(jax.jit, static_argnums=(9, 10, 11))
+def train_step(p, m, v, t, lr, x, g, w, classic, correction, keep, keep_above):
+    loss, grads = jax.value_and_grad(loss_fn)(p, x, g, w, classic, correction, keep, keep_above)
+    gnorm = jnp.sqrt(sum(jnp.sum(q ** 2) for q in jax.tree.leaves(grads)))
+    scale = jnp.minimum(1.0, 1.0 / (gnorm + 1e-9))     # clip the gradient norm at 1
+    grads = jax.tree.map(lambda q: q * scale, grads)
+    m = jax.tree.map(lambda a, q: 0.9 * a + 0.1 * q, m, grads)
+    v = jax.tree.map(lambda a, q: 0.999 * a + 0.001 * q * q, v, grads)
+    mhat = jax.tree.map(lambda a: a / (1 - 0.9 ** t), m)
+    vhat = jax.tree.map(lambda a: a / (1 - 0.999 ** t), v)
+    p = jax.tree.map(lambda a, mh, vh: a - lr * mh / (jnp.sqrt(vh) + 1e-8), p, mhat, vhat)
+    return p, m, v, loss
+
+
+eval_loss = jax.jit(loss_fn, static_argnums=(5, 6, 7))
+
+
+def classic_loss(x_classic, g, w):
+    """The loss of the classic gain itself, for comparison."""
+    ghat = np.maximum(x_classic, GAIN_FLOOR)
+    return float(np.sum(w * (np.sqrt(ghat) - np.sqrt(g)) ** 2) / (np.sum(w) + 1e-9))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--minutes", type=float, default=30)
+    ap.add_argument("--dense", type=int, default=64)
+    ap.add_argument("--units", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--validation", type=float, default=0.1)
+    ap.add_argument("--correction", type=float, default=0.0, help="octaves either way; 0: σ is the gain")
+    ap.add_argument("--keep", type=float, default=0.0)
+    ap.add_argument("--keep-above", type=float, default=0.8)
+    ap.add_argument("--clean-target-snr", type=float, default=None)
+    ap.add_argument("--init", help="start from these parameters (train.py's output on the same features)")
+    a = ap.parse_args()
+    data = np.load(a.data)
+    f, g, w, rooms = data["features"], data["gains"], data["weights"], data["rooms"]
+    s, t_count, d = f.shape
+    b = g.shape[2]
+    assert b == BANDS
+    if a.clean_target_snr is not None:
+        # Near-clean scenes keep their speech with its reverberation: target 1 where the canceller's
+        # output stands 10 dB above the scene's own noise floor (the band's mean over the first
+        # 0.25 s, before the talker starts), the ideal gain elsewhere (their noise is still noise).
+        clean = data["snr_db"] >= a.clean_target_snr
+        lead = int(0.25 * 48000 / int(data["hop"]))
+        out = 2.0 ** f[:, :, BANDS:2 * BANDS]
+        floor = out[:, :lead].mean(axis=1, keepdims=True)
+        speech = clean[:, None, None] & (out > 10 * floor)
+        g = np.where(speech, 1.0, g).astype(np.float32)
+        print(f"{int(clean.sum())} scenes at ≥ {a.clean_target_snr} dB SNR: target gain 1 in "
+              f"{speech[clean].mean():.0%} of their frames and bands", flush=True)
+    classic = np.clip(f[:, :, 4 * BANDS:5 * BANDS], 0, 1).astype(np.float32)
+    cut_room = np.quantile(rooms, 1 - a.validation)
+    val = rooms > cut_room
+    if a.init:
+        # The starting parameters keep the normalisation they were trained with.
+        start_from = np.load(a.init)
+        mean, dev = start_from["mean"], 1 / start_from["inverse_deviation"]
+    else:
+        mean = f[~val].reshape(-1, d).mean(0)
+        dev = np.maximum(f[~val].reshape(-1, d).std(0), 1e-3)
+    x = ((f - mean) / dev).astype(np.float32)
+    del f
+    xt, gt, wt, ct = x[~val], g[~val], w[~val], classic[~val]
+    xv, gv, wv, cv = jnp.asarray(x[val]), jnp.asarray(g[val]), jnp.asarray(w[val]), jnp.asarray(classic[val])
+    print(f"train {len(xt)} scenes, validation {int(val.sum())}, {t_count} frames, {d} features, {b} bands; "
+          f"the classic gain's validation loss {classic_loss(classic[val], g[val], w[val]):.4f}", flush=True)
+    hyper = (a.correction, a.keep, a.keep_above)
+    p = init_params(jax.random.PRNGKey(a.seed), d, a.dense, a.units, b, a.correction)
+    if a.init:
+        assert float(start_from["correction"]) == a.correction
+        p = {k: jnp.asarray(start_from[k]) for k in p}
+    m, v = adam_init(p)
+    rng = np.random.default_rng(a.seed)
+    start = time.time()
+    step = 0
+    epoch = 0
+    best = (float("inf"), p)
+    log = []
+    while time.time() - start < a.minutes * 60:
+        order = rng.permutation(len(xt))
+        losses = []
+        for i in range(0, len(order) - a.batch + 1, a.batch):
+            idx = order[i:i + a.batch]
+            step += 1
+            frac = min((time.time() - start) / (a.minutes * 60), 1.0)
+            lr = a.lr * (0.1 ** frac)                     # decays tenfold over the budget
+            p, m, v, loss = train_step(p, m, v, step, lr, jnp.asarray(xt[idx]), jnp.asarray(gt[idx]),
+                                       jnp.asarray(wt[idx]), jnp.asarray(ct[idx]), *hyper)
+            losses.append(float(loss))
+            if time.time() - start > a.minutes * 60:
+                break
+        epoch += 1
+        vl = float(eval_loss(p, xv, gv, wv, cv, *hyper)) if len(xv) else float("nan")
+        log.append(dict(epoch=epoch, step=step, train=float(np.mean(losses)), validation=vl,
+                        minutes=round((time.time() - start) / 60, 2)))
+        print(json.dumps(log[-1]), flush=True)
+        if vl < best[0]:
+            best = (vl, p)
+        np.savez(a.out, mean=mean, inverse_deviation=1 / dev, **{k: np.asarray(q) for k, q in best[1].items()},
+                 log=json.dumps(log), data_sha256=str(data["data_sha256"]), hop=int(data["hop"]),
+                 correction=a.correction, command=" ".join(sys.argv[1:]))
+    print("best validation", best[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
