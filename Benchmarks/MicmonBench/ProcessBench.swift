@@ -81,6 +81,11 @@ final class ProcessBench {
         var silentMismatches: Int
         /// Float, every frame equal to the signal from `startFrame` on, and exactly as long as asked.
         var bitExact: Bool
+        /// For a take micmon ended with 75 (losses reported, silence in place): the frames inside
+        /// the drops its sidecar lists that are silence on every channel (excused, not counted in
+        /// `mismatchedFrames`), and whether every other frame equals the signal. nil otherwise.
+        var framesInListedDrops: Int? = nil
+        var exactOutsideListedDrops: Bool? = nil
     }
 
     let server: BenchServer
@@ -186,6 +191,7 @@ final class ProcessBench {
         if let before = stealBefore { run.stealPercent = HostSteal.now()?.percentSince(before) }
 
         let text = readText(output)
+        var reportedLosses = false
         switch program {
         case .micmon, .micmonOff:
             run.dropped = number(after: "dropped:", in: text)
@@ -194,7 +200,11 @@ final class ProcessBench {
             run.droppedByServer = number(before: " frames (the whole graph lost them", in: text) ?? 0
             run.xruns = number(after: "xruns:", in: text)
             // Exit 75 is "frames were dropped or missed" by micmon itself: a failure. Graph-wide
-            // server gaps leave the exit code alone; the checks below judge the take.
+            // server gaps leave the exit code alone; the checks below judge the take (one that
+            // ended 75 with the silence of its listed drops excused).
+            if run.succeeded && ended.0 == .exited(75) {
+                reportedLosses = true
+            }
             if run.succeeded && ended.0 != .exited(0) {
                 run.failure = "micmon ended with \(ended.0.text): \(lastLines(output))"
             } else if run.succeeded && run.dropped == nil {
@@ -209,10 +219,22 @@ final class ProcessBench {
         case .bare:
             break
         }
-        if program != .bare && run.succeeded {
+        if program != .bare && (run.succeeded || reportedLosses) {
             let expected = Int((seconds * Double(server.sampleRate)).rounded())
             do {
-                if ports.count != 2 || ports.allSatisfy({ $0.hasPrefix("system:") }) {
+                if reportedLosses && !rotating && ports.count != 2 {
+                    // Exit 75 (already a failure): is every frame outside the listed drops exact?
+                    let drops = Self.listedDrops(sidecar: file + ".json")
+                    let take = try checkChannels(file, ports: ports, expectedFrames: expected, excused: drops)
+                    run.take = take
+                    if take.exactOutsideListedDrops != true {
+                        run.failure! +=
+                            "; outside its \(drops.count) listed drops \(take.mismatchedFrames) of \(take.frames) "
+                            + "frames differ from the signal (from frame \(take.firstMismatch ?? 0))"
+                    }
+                } else if reportedLosses {
+                    // A 2-channel or rotating take that ended 75: its failure stands unchecked.
+                } else if ports.count != 2 || ports.allSatisfy({ $0.hasPrefix("system:") }) {
                     // Many channels of the source, or the driver's own (silent) capture ports.
                     let take = try checkChannels(file, ports: ports, expectedFrames: expected)
                     run.take = take
@@ -243,7 +265,8 @@ final class ProcessBench {
                     }
                 }
             } catch {
-                run.failure = "\(program.rawValue)'s file \(file) does not open: \(error)"
+                run.failure =
+                    (run.failure.map { $0 + "; " } ?? "") + "\(program.rawValue)'s file \(file) does not open: \(error)"
             }
         }
         return run
@@ -278,13 +301,31 @@ final class ProcessBench {
             bitExact: isFloat && match.startFrame != nil && match.mismatchedFrames == 0 && frames == expectedFrames)
     }
 
+    /// The drops (`kind` "drop": micmon's own losses, silence written in place) a take's sidecar
+    /// lists, as ranges of file frames; none when it does not open.
+    static func listedDrops(sidecar path: String) -> [Range<Int>] {
+        guard let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let markers = object["markers"] as? [[String: Any]]
+        else { return [] }
+        return markers.compactMap { marker in
+            guard marker["kind"] as? String == "drop", let start = marker["start_frame"] as? Int,
+                let length = marker["length"] as? Int, length > 0
+            else { return nil }
+            return start ..< start + length
+        }
+    }
+
     /// Reads an N-channel take and checks it bit for bit: channel k of a take of the source's
     /// ports against `SignalSource.value(channel: k, …)` from the frame the first two channels
     /// match at; a take of the driver's capture ports (the dummy driver's silence) against zeros.
-    /// Read in blocks of 65536 frames, so a take of any length fits in memory.
-    private func checkChannels(_ path: String, ports: [String], expectedFrames: Int) throws(SoundFileError)
-        -> TakeCheck
-    {
+    /// With `excused` (the listed drops of a take that ended 75), a frame inside one that is
+    /// silence on every channel is counted in `framesInListedDrops`, not as a mismatch; the
+    /// signal's position runs on through a drop (micmon keeps the timeline). Read in blocks of
+    /// 65536 frames, so a take of any length fits in memory.
+    private func checkChannels(
+        _ path: String, ports: [String], expectedFrames: Int, excused: [Range<Int>]? = nil
+    ) throws(SoundFileError) -> TakeCheck {
         let reader = try SoundFileReader(path: path)
         let channels = reader.channelCount
         let isFloat = reader.encoding == .float && channels == ports.count
@@ -294,7 +335,15 @@ final class ProcessBench {
         var start: UInt64?
         var frames = 0
         var mismatched = 0
+        var inDrops = 0
         var first: Int?
+        let drops = (excused ?? []).sorted { $0.lowerBound < $1.lowerBound }
+        var nextDrop = 0
+        /// Whether file frame `frame` (asked in increasing order) lies in a listed drop.
+        func isInADrop(_ frame: Int) -> Bool {
+            while nextDrop < drops.count && drops[nextDrop].upperBound <= frame { nextDrop += 1 }
+            return nextDrop < drops.count && drops[nextDrop].contains(frame)
+        }
         while isFloat {
             let count = block.withUnsafeMutableBufferPointer { reader.read(into: $0) }
             if count == 0 { break }
@@ -318,7 +367,11 @@ final class ProcessBench {
                     let expected = silent ? 0 : SignalSource.value(channel: k, frame: origin + UInt64(i))
                     if block[i * channels + k].bitPattern != expected.bitPattern { same = false }
                 }
-                if !same {
+                if !same && isInADrop(frames + i)
+                    && (0 ..< channels).allSatisfy({ block[i * channels + $0].bitPattern == 0 })
+                {
+                    inDrops += 1
+                } else if !same {
                     mismatched += 1
                     if first == nil { first = frames + i }
                 }
@@ -326,10 +379,12 @@ final class ProcessBench {
             frames += count
         }
         if start == nil { frames = Int(reader.frameCount) }
+        let exact = isFloat && start != nil && mismatched == 0 && frames == expectedFrames
         return TakeCheck(
             frames: frames, expectedFrames: expectedFrames, isFloat: isFloat, startFrame: start,
             mismatchedFrames: start == nil ? frames : mismatched, firstMismatch: first, silentMismatches: 0,
-            bitExact: isFloat && start != nil && mismatched == 0 && frames == expectedFrames)
+            bitExact: exact && inDrops == 0, framesInListedDrops: excused == nil ? nil : inDrops,
+            exactOutsideListedDrops: excused == nil ? nil : exact)
     }
 
     /// The integer after the last occurrence of `label` in `text`.

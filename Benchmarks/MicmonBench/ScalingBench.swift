@@ -215,6 +215,15 @@ extension ScalingBench {
                 exact
                     ? "yes" : "no" + (run.take.map { " (\($0.mismatchedFrames) of \($0.frames) frames differ)" } ?? ""),
                 met: exact))
+        // A take that ended 75: the frames between its reported losses are still judged.
+        if let take = run.take, let outside = take.exactOutsideListedDrops {
+            report.figures.append(
+                .verdict(
+                    section, "bit-exact outside its listed drops",
+                    (outside ? "yes" : "no (\(take.mismatchedFrames) frames differ)")
+                        + ", \(take.framesInListedDrops ?? 0) frames of silence in them",
+                    met: outside))
+        }
         report.addThreadFigures(section, "micmon", [run], periods: { _ in periods })
     }
 }

@@ -162,7 +162,8 @@ struct CaptureKernel {
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
                 deliveredNothing: (timeline.isHolding
                     || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
-                    && inputsHoldNothing(frameCount: frameCount))
+                    && inputsHoldNothing(frameCount: frameCount),
+                cycleStartMicroseconds: cycleStartMicroseconds)
             // A late cycle counts where its loss lies within the take (`apply` logs it only there).
             let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
             apply(verdict)

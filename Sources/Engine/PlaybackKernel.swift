@@ -105,7 +105,7 @@ struct PlaybackKernel {
             if knowsCycleFrame {
                 judge(
                     frameCount: frameCount, counter: cycleStartFrame, microseconds: cycleMicroseconds,
-                    driverStamp: driverStamp)
+                    driverStamp: driverStamp, cycleStartMicroseconds: cycleStartMicroseconds)
                 if lateRepeatIsRead
                     && entersAPeriodLate(
                         entered: cycleMicroseconds, cycleStart: cycleStartMicroseconds, period: periodMicroseconds)
@@ -167,13 +167,15 @@ struct PlaybackKernel {
     /// late one is a loss at once: the graph reads the repeat's output for that position, so
     /// the late cycle's period never reached the outputs. Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func judge(frameCount: Int, counter: UInt32, microseconds: UInt64, driverStamp: Float) {
+    private mutating func judge(
+        frameCount: Int, counter: UInt32, microseconds: UInt64, driverStamp: Float, cycleStartMicroseconds: UInt64
+    ) {
         let frames = UInt32(truncatingIfNeeded: frameCount)
         // Across a period change the account starts afresh (docs/timeline.md).
         if timeline.hasLastCycle && frames != timeline.lastFrames { note(timeline.restart()) }
         let verdict = timeline.step(
             counter: counter, frames: frames, microseconds: microseconds, driverStamp: driverStamp,
-            deliveredNothing: lateRepeatIsRead)
+            deliveredNothing: lateRepeatIsRead, cycleStartMicroseconds: cycleStartMicroseconds)
         note(verdict)
         if verdict.discardsCycle {
             counters.pointee.lateCycles.store(timeline.repeatedPositions &+ lateEntries, ordering: .relaxed)

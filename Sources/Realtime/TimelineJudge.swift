@@ -56,6 +56,9 @@
     public var pendingAge = 0
     /// The driver's stamp just before the excess appeared.
     public var driverStampBeforePending: Float = 0
+    /// Whether a cycle that added to the pending excess was entered a period or more after its
+    /// own start: this client was late, so the excess is its own whatever the driver's stamp says.
+    public var pendingEnteredLate = false
     /// Jitter events (+2N then +0 pairs, or longer chains that net to zero) so far.
     public var jitterEvents: UInt64 = 0
     /// Cycles that repeated the last position with no data (`deliveredNothing`), each settling a
@@ -82,7 +85,8 @@
     /// read ahead where the account had just started afresh (a period change). Realtime-safe.
     @inlinable
     public mutating func step(
-        counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float, deliveredNothing: Bool = false
+        counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float, deliveredNothing: Bool = false,
+        cycleStartMicroseconds: UInt64 = 0
     ) -> Verdict {
         var verdict = Verdict()
         defer {
@@ -146,9 +150,17 @@
         if excess > 0 {
             if pendingFrames == 0 {
                 driverStampBeforePending = lastDriverStamp
+                pendingEnteredLate = false
                 pendingAge = 0
             }
             pendingFrames += UInt64(excess)
+            // Entered a period or more after the cycle began: the driver woke on time and this
+            // client did not (a client stopped while the server ran on), whatever the stamp says.
+            if cycleStartMicroseconds > 0 && framesPerMicrosecond > 0
+                && microseconds >= cycleStartMicroseconds &+ UInt64(Double(frames) / framesPerMicrosecond)
+            {
+                pendingEnteredLate = true
+            }
         }
         return verdict
     }
@@ -188,7 +200,7 @@
     mutating func settle(into verdict: inout Verdict, driverStamp: Float) {
         guard pendingFrames > 0 else { return }
         let graph =
-            driverStamp != driverStampBeforePending
+            driverStamp != driverStampBeforePending && !pendingEnteredLate
             ? graphShare(of: pendingFrames, driverStamp: driverStamp, frames: lastFrames) : 0
         verdict.graphFrames += graph
         verdict.missedFrames += pendingFrames - graph

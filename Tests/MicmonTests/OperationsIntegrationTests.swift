@@ -106,10 +106,17 @@ extension JackIntegrationTests {
             usleep(300_000)
             child.signal(SIGCONT)
             let result = child.wait(timeout: 60)
+            // The source's own account of its outputs, for the judgement of the take below.
+            source.signal(SIGINT)
+            let sourceSummary =
+                source.wait(timeout: 10).stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }
+                ?? ""
+            print("stall per file: source \(sourceSummary.suffix(400))")
             #expect(!result.wasKilledBySignal, "stderr: \(result.stderr)")
             #expect(result.exitCode == 75, "stderr: \(result.stderr)")
             let summary = try #require(
                 result.stdout.split(separator: "\n").last { $0.contains("\"type\":\"summary\"") }, "\(result.stderr)")
+            print("stall per file: micmon \(summary.suffix(700))")
             let rate = 48000
             let timeline = JackIntegrationTests.TimelineIntegrationTests.self
             // (A loaded host may make the driver itself late by a period now and then: a short
@@ -145,19 +152,32 @@ extension JackIntegrationTests {
             #expect(samples[2 * long.0 ..< 2 * (long.0 + long.1)].allSatisfy { $0 == 0 }, "the loss is not silence")
             let before = match(0 ..< long.0)
             let after = match((long.0 + long.1) ..< samples.count / 2)
-            // Known limit (issue #17, item 3; docs/timeline.md, "A resume, measured"): now and then
-            // at an asynchronous jackd2's resume the counter jumps a period or two further than the
-            // source's frames, which count its own cycles (the graph skipped the source too, or
-            // a late counter read came with the jump): the take keeps the server's clock, so its
-            // silence is that much longer than the source jumped, and JACK does not say which.
+            // The source, `micmon play`, counts its own cycles: at an asynchronous jackd2's resume
+            // the graph now and then skips it for a period or two, which it reports as its own
+            // loss (`missed_gaps`, at its playback position). Its frames then run that much
+            // behind the server's clock, which the take keeps: the source frame after the silence
+            // is the one before it plus the silence, less what the source itself lost between.
+            let sourceLosses = timeline.gaps("missed_gaps", in: sourceSummary)
+            // Sample for sample on either side, and the source frames on either side of the
+            // silence as far apart as the silence plus what the source lost between. Known limit
+            // (issue #17; docs/timeline.md, "A resume, measured"): now and then the frames on one
+            // side hold one period that matches nothing (256 frames, away from every loss either
+            // program reported), beside a +512/+0 pair whose first cycle was entered before the
+            // start of the cycle it read: on an async jackd2 that cycle seems to have held the next
+            // one's data, one period lost and the next repeated, which the judge takes for jitter
+            // (1 run of 22 here); and 1 run of 10 had the frames after the silence a period off
+            // what the source reported losing.
             withKnownIssue(
-                "a loss at an async jackd2 resume is now and then a period off the source", isIntermittent: true
+                "async jackd2: a late cycle's period is now and then the next cycle's, unreported",
+                isIntermittent: true
             ) {
                 #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
-                if let a = before.startFrame, let b = after.startFrame {
-                    #expect(
-                        b == a + UInt64(long.0 + long.1), "source frame \(a) at the start, \(b) after the loss \(long)")
-                }
+                let a = try #require(before.startFrame, "\(before)")
+                let b = try #require(after.startFrame, "\(after)")
+                let lostBySource = sourceLosses.filter { UInt64($0.0) >= a && UInt64($0.0) <= b }.map(\.1).reduce(0, +)
+                #expect(
+                    b + UInt64(lostBySource) == a + UInt64(long.0 + long.1),
+                    "source frame \(a) at the start, \(b) after the loss \(long); source: \(sourceSummary)")
             }
         }
 

@@ -13,6 +13,8 @@ struct TimelineJudgeTests {
         /// Microseconds; 0 when unknown.
         var microseconds: UInt64 = 0
         var driverStamp: Float = 0
+        /// When the cycle began (µs); 0 when unknown.
+        var cycleStart: UInt64 = 0
     }
 
     /// Steps a judge through `cycles` and sums what it settled.
@@ -21,7 +23,7 @@ struct TimelineJudgeTests {
         for cycle in cycles {
             let verdict = judge.step(
                 counter: cycle.counter, frames: cycle.frames, microseconds: cycle.microseconds,
-                driverStamp: cycle.driverStamp)
+                driverStamp: cycle.driverStamp, cycleStartMicroseconds: cycle.cycleStart)
             total.missedFrames += verdict.missedFrames
             total.graphFrames += verdict.graphFrames
             total.jitterFrames += verdict.jitterFrames
@@ -176,6 +178,37 @@ struct TimelineJudgeTests {
                 Cycle(counter: 512 + 1024 + 512, driverStamp: 10_700),
             ], judge: &partly)
         #expect(split.graphFrames == 512 && split.missedFrames == 512)
+    }
+
+    /// jackd2 asynchronous, micmon stopped 0.6 s around a 1 s stop of the server itself: the
+    /// driver's stamp read about a second late (it was), yet its counter does not jump for that;
+    /// the excess is the 0.6 s the server ran while micmon slept. Such a cycle enters long after
+    /// its own start (here 0.69 s): the driver woke on time and micmon did not, so no stamp makes
+    /// it graph-wide. Before, it was a 0.6 s "server gap" with nothing inserted, exit 0.
+    @Test("an excess seen by a cycle entered a period or more after its start is micmon's own, whatever the stamp")
+    func lateEntryIsOwnLossWhateverTheStamp() {
+        let stamp: Float = 1_000_000
+        var judge = TimelineJudge(sampleRate: 48000)
+        let cycles = [
+            Cycle(counter: 0, microseconds: 1_000_000, cycleStart: 999_900),
+            Cycle(counter: 256, microseconds: 1_005_333, cycleStart: 1_005_233),
+            Cycle(counter: 512 + 28928, microseconds: 2_295_000, driverStamp: stamp, cycleStart: 1_605_000),
+            Cycle(counter: 512 + 28928 + 256, microseconds: 2_295_100, driverStamp: stamp, cycleStart: 2_295_050),
+            Cycle(counter: 512 + 28928 + 512, microseconds: 2_300_400, driverStamp: stamp, cycleStart: 2_300_350),
+        ]
+        let total = Self.run(cycles, judge: &judge)
+        #expect(total.graphFrames == 0 && total.missedFrames == 28928)
+        // The same stamp with the cycle entered just after its (late) start: graph-wide.
+        var prompt = TimelineJudge(sampleRate: 48000)
+        let driverLate = Self.run(
+            [
+                Cycle(counter: 0, microseconds: 1_000_000, cycleStart: 999_900),
+                Cycle(counter: 256, microseconds: 1_005_333, cycleStart: 1_005_233),
+                Cycle(counter: 512 + 1024, microseconds: 1_032_000, driverStamp: 21_400, cycleStart: 1_031_900),
+                Cycle(counter: 512 + 1024 + 256, microseconds: 1_037_333, driverStamp: 21_400, cycleStart: 1_037_233),
+                Cycle(counter: 512 + 1024 + 512, microseconds: 1_042_666, driverStamp: 21_400, cycleStart: 1_042_566),
+            ], judge: &prompt)
+        #expect(driverLate.graphFrames == 1024 && driverLate.missedFrames == 0)
     }
 
     @Test("settling now (the session stops) makes a held excess a loss")
