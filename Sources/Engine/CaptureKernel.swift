@@ -101,6 +101,11 @@ struct CaptureKernel {
     /// The held late cycle holds its own period (see `lastBuffer`): the period lost is the one
     /// after it, so the loss goes after what is held.
     var heldPeriodIsOwn = false
+    /// Not PipeWire: while the judge holds an excess, a fingerprint of the last cycle's inputs
+    /// (every sample's bits) and whether they varied within the period. A +0 after +2N whose
+    /// inputs are the very same period is a repeat, not a give-back (`inputsFingerprint`).
+    var heldInputsFingerprint: UInt64 = 0
+    var heldInputsVary = false
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
@@ -158,11 +163,18 @@ struct CaptureKernel {
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
             // This cycle's own position, where the counter was steady so far.
             let ownPosition = timeline.lastCounter &+ timeline.lastFrames
+            // Not PipeWire: a repeat of the held position whose inputs are the held cycle's very
+            // samples. The late cycle read the next period (its source had already run again) and
+            // this one reads it again: the period between is lost, nothing is given back.
+            let repeatsHeldInputs =
+                idleInputs == nil && timeline.isHolding && heldInputsVary && frames == timeline.lastFrames
+                && cycleStartFrame == timeline.lastCounter
+                && inputsFingerprint(frameCount: frameCount).hash == heldInputsFingerprint
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
-                deliveredNothing: (timeline.isHolding
-                    || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
-                    && inputsHoldNothing(frameCount: frameCount),
+                deliveredNothing: repeatsHeldInputs
+                    || ((timeline.isHolding || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
+                        && inputsHoldNothing(frameCount: frameCount)),
                 cycleStartMicroseconds: cycleStartMicroseconds)
             // A late cycle counts where its loss lies within the take (`apply` logs it only there).
             let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
@@ -182,6 +194,9 @@ struct CaptureKernel {
             if timeline.isHolding && holdStart == nil {
                 holdStart = framesTaken
                 heldPeriodIsOwn = holdsOwnPeriod(position: ownPosition, frames: frames)
+            }
+            if idleInputs == nil && timeline.isHolding {
+                (heldInputsFingerprint, heldInputsVary) = inputsFingerprint(frameCount: frameCount)
             }
             noteBuffer(
                 position: cycleStartFrame, inputsIdle: inputsIdle,
@@ -327,6 +342,32 @@ struct CaptureKernel {
             channel += 1
         }
         return channelCount > 0
+    }
+
+    /// A 64-bit FNV-1a hash of every input's sample bits this cycle, and whether any input's
+    /// samples vary within it: two cycles with the same hash and varying samples carried the same
+    /// period (a constant period, digital silence above all, says nothing: every period of a
+    /// silent port is the same). Asked only while an excess is held. Realtime thread.
+    @_noLocks @_noAllocation
+    func inputsFingerprint(frameCount: Int) -> (hash: UInt64, varies: Bool) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var varies = false
+        guard frameCount > 0 else { return (hash, varies) }
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: `inputs` holds one entry per channel, each with frameCount samples this cycle.
+            let buffer = inputs[channel]
+            let first = buffer[0].bitPattern
+            var i = 0
+            while i < frameCount {
+                let bits = buffer[i].bitPattern
+                varies = varies || bits != first
+                hash = (hash ^ UInt64(bits)) &* 0x0000_0100_0000_01b3
+                i &+= 1
+            }
+            channel &+= 1
+        }
+        return (hash, varies)
     }
 
     /// Whether every input got the port's idle buffer this cycle (PipeWire only): the pointer, not

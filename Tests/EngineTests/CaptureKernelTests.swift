@@ -312,6 +312,48 @@ final class CaptureKernelTests {
         }
     }
 
+    /// An asynchronous jackd2 now and then wakes micmon so late that the counter it reads is the
+    /// next cycle's and so are the data (its source had already run again); the cycle after
+    /// reads that position again with the very same samples. The period between was lost:
+    /// silence in place before the held period, the repeat discarded, no jitter. Before, it was
+    /// jitter: the file held the next period twice and reported nothing.
+    @Test(
+        "jackd2: +2N with the next period's data, then +0 with the same samples, is a loss of N, the repeat discarded")
+    func repeatedPeriodIsALoss() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1192, source: 192)  // late: the next counter, the next period (128 ..< 192 lost)
+        cycle(at: 1192, source: 192)  // the same position, the same samples
+        cycle(at: 1256, source: 256)
+        waitForWriter(writer, frames: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
+        #expect(taken() == 320)
+        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
+        try expectFile(path, frames: 320, silent: 128 ..< 192)
+    }
+
+    /// Every period of a silent port is the same: a +2N/+0 pair of silence stays jitter.
+    @Test("jackd2: a +2N/+0 pair of digital silence is jitter (the samples cannot tell a repeat)")
+    func silentRepeatIsJitter() throws {
+        for counter: UInt32 in [1000, 1064, 1192, 1192, 1256] {
+            left.update(repeating: 0, count: period)
+            right.update(repeating: 0, count: period)
+            inputs[0] = UnsafePointer(left)
+            inputs[1] = UnsafePointer(right)
+            kernel.process(frameCount: period, cycleStartFrame: counter, knowsCycleFrame: true)
+        }
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(taken() == 320)
+    }
+
     /// A graph-wide gap: the counter jumped when the driver itself reported being late (its
     /// stamp changed) by as much as the jump (1.4 ms: 64 frames), so every client lost those
     /// cycles and the source rendered nothing for them: counted and logged, nothing inserted,
