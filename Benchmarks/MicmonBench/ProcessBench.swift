@@ -86,6 +86,16 @@ final class ProcessBench {
         /// `mismatchedFrames`), and whether every other frame equals the signal. nil otherwise.
         var framesInListedDrops: Int? = nil
         var exactOutsideListedDrops: Bool? = nil
+        /// Of the listed drops, those after which the take resumes further back in the signal:
+        /// the server skipped the source too (it counts its own cycles, so it fell behind the
+        /// server's clock, which the take keeps), and the frames it was behind by in all.
+        var dropsTheSourceFellBehindAt = 0
+        var framesTheSourceFellBehind = 0
+        /// At the first mismatch: how far from the expected source frame the take's frame lies
+        /// in the signal (searched within ±4096 frames; nil: nowhere there, or silence), and the
+        /// listed drops nearest before and after it.
+        var firstMismatchOffset: Int? = nil
+        var dropsAroundFirstMismatch: [Range<Int>] = []
     }
 
     let server: BenchServer
@@ -230,7 +240,10 @@ final class ProcessBench {
                     if take.exactOutsideListedDrops != true {
                         run.failure! +=
                             "; outside its \(drops.count) listed drops \(take.mismatchedFrames) of \(take.frames) "
-                            + "frames differ from the signal (from frame \(take.firstMismatch ?? 0))"
+                            + "frames differ from the signal (from frame \(take.firstMismatch ?? 0), which holds "
+                            + (take.firstMismatchOffset.map { "the signal \($0) frames from there" }
+                                ?? "no nearby signal")
+                            + "; drops near it: \(take.dropsAroundFirstMismatch))"
                     }
                 } else if reportedLosses {
                     // A 2-channel or rotating take that ended 75: its failure stands unchecked.
@@ -320,9 +333,12 @@ final class ProcessBench {
     /// ports against `SignalSource.value(channel: k, …)` from the frame the first two channels
     /// match at; a take of the driver's capture ports (the dummy driver's silence) against zeros.
     /// With `excused` (the listed drops of a take that ended 75), a frame inside one that is
-    /// silence on every channel is counted in `framesInListedDrops`, not as a mismatch; the
-    /// signal's position runs on through a drop (micmon keeps the timeline). Read in blocks of
-    /// 65536 frames, so a take of any length fits in memory.
+    /// silence on every channel is counted in `framesInListedDrops`, not as a mismatch. The take
+    /// keeps the server's clock through a drop, and so does the signal, unless the server skipped
+    /// the source too (it counts its own cycles): then the frame after the drop is up to the
+    /// drop's length further back in the signal, which is found by trying each shift on that
+    /// frame (every channel alike) and counted apart. Read in blocks of 65536 frames, so a take
+    /// of any length fits in memory.
     private func checkChannels(
         _ path: String, ports: [String], expectedFrames: Int, excused: [Range<Int>]? = nil
     ) throws(SoundFileError) -> TakeCheck {
@@ -344,6 +360,13 @@ final class ProcessBench {
             while nextDrop < drops.count && drops[nextDrop].upperBound <= frame { nextDrop += 1 }
             return nextDrop < drops.count && drops[nextDrop].contains(frame)
         }
+        /// How far behind the server's clock the source has fallen at listed drops, and the
+        /// length of the drop just left (0: none).
+        var sourceBehind: UInt64 = 0
+        var droppedJustNow = 0
+        var fellBehindAt = 0
+        var firstOffset: Int?
+        var around: [Range<Int>] = []
         while isFloat {
             let count = block.withUnsafeMutableBufferPointer { reader.read(into: $0) }
             if count == 0 { break }
@@ -361,19 +384,51 @@ final class ProcessBench {
                 guard start != nil else { break }
             }
             let origin = start! &+ UInt64(frames)
-            for i in 0 ..< count {
-                var same = true
-                for k in 0 ..< channels {
-                    let expected = silent ? 0 : SignalSource.value(channel: k, frame: origin + UInt64(i))
-                    if block[i * channels + k].bitPattern != expected.bitPattern { same = false }
+            /// Whether frame i of the block is source frame `source` on every channel.
+            func holds(_ i: Int, source: UInt64) -> Bool {
+                (0 ..< channels).allSatisfy { k in
+                    let expected = silent ? 0 : SignalSource.value(channel: k, frame: source)
+                    return block[i * channels + k].bitPattern == expected.bitPattern
                 }
-                if !same && isInADrop(frames + i)
+            }
+            for i in 0 ..< count {
+                let inADrop = excused != nil && isInADrop(frames + i)
+                if inADrop {
+                    droppedJustNow = drops[nextDrop].count
+                } else if droppedJustNow > 0 {
+                    // The first frame after a drop: where the source was skipped too, it is
+                    // further back in the signal, by no more than the drop.
+                    let position = origin &+ UInt64(i) &- sourceBehind
+                    if !silent && !holds(i, source: position) {
+                        let back = (1 ... droppedJustNow).first { back in
+                            UInt64(back) <= position && holds(i, source: position &- UInt64(back))
+                        }
+                        if let back {
+                            sourceBehind &+= UInt64(back)
+                            fellBehindAt += 1
+                        }
+                    }
+                    droppedJustNow = 0
+                }
+                let same = holds(i, source: origin &+ UInt64(i) &- sourceBehind)
+                if !same && inADrop
                     && (0 ..< channels).allSatisfy({ block[i * channels + $0].bitPattern == 0 })
                 {
                     inDrops += 1
                 } else if !same {
                     mismatched += 1
-                    if first == nil { first = frames + i }
+                    if first == nil {
+                        first = frames + i
+                        let expected = Int64(origin &+ UInt64(i) &- sourceBehind)
+                        firstOffset = (-4096 ... 4096).first { offset in
+                            offset != 0 && expected + Int64(offset) >= 0
+                                && holds(i, source: UInt64(expected + Int64(offset)))
+                        }
+                        let f = frames + i
+                        around =
+                            Array(drops.filter { $0.upperBound <= f }.suffix(2))
+                            + Array(drops.filter { $0.lowerBound > f }.prefix(1))
+                    }
                 }
             }
             frames += count
@@ -384,7 +439,9 @@ final class ProcessBench {
             frames: frames, expectedFrames: expectedFrames, isFloat: isFloat, startFrame: start,
             mismatchedFrames: start == nil ? frames : mismatched, firstMismatch: first, silentMismatches: 0,
             bitExact: exact && inDrops == 0, framesInListedDrops: excused == nil ? nil : inDrops,
-            exactOutsideListedDrops: excused == nil ? nil : exact)
+            exactOutsideListedDrops: excused == nil ? nil : exact, dropsTheSourceFellBehindAt: fellBehindAt,
+            framesTheSourceFellBehind: Int(sourceBehind), firstMismatchOffset: firstOffset,
+            dropsAroundFirstMismatch: around)
     }
 
     /// The integer after the last occurrence of `label` in `text`.

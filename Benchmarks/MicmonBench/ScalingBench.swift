@@ -221,7 +221,10 @@ extension ScalingBench {
                 .verdict(
                     section, "bit-exact outside its listed drops",
                     (outside ? "yes" : "no (\(take.mismatchedFrames) frames differ)")
-                        + ", \(take.framesInListedDrops ?? 0) frames of silence in them",
+                        + ", \(take.framesInListedDrops ?? 0) frames of silence in them"
+                        + (take.dropsTheSourceFellBehindAt > 0
+                            ? "; the source fell \(take.framesTheSourceFellBehind) frames behind the server at "
+                                + "\(take.dropsTheSourceFellBehindAt) of them" : ""),
                     met: outside))
         }
         report.addThreadFigures(section, "micmon", [run], periods: { _ in periods })

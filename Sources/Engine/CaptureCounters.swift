@@ -27,8 +27,9 @@ public struct CaptureCounters: ~Copyable {
     public let framesSkippedByServer = Atomic<UInt64>(0)
     /// Late reads of the frame counter that netted out (+2N then +0): nothing lost, never a gap.
     public let timelineJitter = Atomic<UInt64>(0)
-    /// Cycles PipeWire gave micmon late: the next period early, then the same position with no
-    /// data. Each settled a loss of micmon's own (counted in `missedGaps`).
+    /// Cycles micmon was given late: the next period early, then the same position with no data
+    /// (PipeWire) or the same samples (jackd2). Each settled a loss of micmon's own (counted in
+    /// `missedGaps`).
     public let lateCycles = Atomic<UInt64>(0)
     /// NaN and ±∞ samples monitoring sent to its outputs as 0 (`CaptureKernel.monitorPass`).
     public let monitorNonFiniteReplaced = Atomic<UInt64>(0)

@@ -163,19 +163,18 @@ struct CaptureKernel {
             if timeline.hasLastCycle && frames != timeline.lastFrames { apply(timeline.restart()) }
             // This cycle's own position, where the counter was steady so far.
             let ownPosition = timeline.lastCounter &+ timeline.lastFrames
-            // Not PipeWire: a repeat of the held position whose inputs are the held cycle's very
-            // samples. The late cycle read the next period (its source had already run again) and
-            // this one reads it again: the period between is lost, nothing is given back.
+            // Not PipeWire: while an excess is held, a cycle whose inputs are the held cycle's
+            // very samples. The late cycle read ahead (its source had already run again) and this
+            // one reads the same period: what lies between is lost, nothing is given back.
             let repeatsHeldInputs =
                 idleInputs == nil && timeline.isHolding && heldInputsVary && frames == timeline.lastFrames
-                && cycleStartFrame == timeline.lastCounter
                 && inputsFingerprint(frameCount: frameCount).hash == heldInputsFingerprint
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
-                deliveredNothing: repeatsHeldInputs
-                    || ((timeline.isHolding || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
-                        && inputsHoldNothing(frameCount: frameCount)),
-                cycleStartMicroseconds: cycleStartMicroseconds)
+                deliveredNothing: (timeline.isHolding
+                    || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
+                    && inputsHoldNothing(frameCount: frameCount),
+                cycleStartMicroseconds: cycleStartMicroseconds, repeatsLastCycle: repeatsHeldInputs)
             // A late cycle counts where its loss lies within the take (`apply` logs it only there).
             let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
             apply(verdict)

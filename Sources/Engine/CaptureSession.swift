@@ -184,7 +184,7 @@ public struct CaptureSummary: Sendable {
     public var missedGaps: [DropEvent] = []
     /// Late reads of the frame counter that netted out (+2N then +0): nothing lost.
     public var timelineJitter: UInt64 = 0
-    /// Cycles PipeWire gave micmon late (the next period early, then nothing): each one a loss
+    /// Cycles micmon was given late (the next period early, then nothing new): each one a loss
     /// of micmon's own, counted in `missedGapCount` (docs/timeline.md).
     public var lateCycles: UInt64 = 0
     /// The raw xrun callbacks behind `xruns`.

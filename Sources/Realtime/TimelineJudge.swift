@@ -82,11 +82,15 @@
     /// nothing after an excess is no give-back. The excess was then a loss of this client's own
     /// (the data of the skipped position was never taken), settled at once, and this cycle is
     /// discarded (`Verdict.discardsCycle`). So is such a repeat with nothing pending: the last cycle
-    /// read ahead where the account had just started afresh (a period change). Realtime-safe.
+    /// read ahead where the account had just started afresh (a period change).
+    /// `repeatsLastCycle`: this cycle's inputs are the last cycle's very samples (off PipeWire, an
+    /// asynchronous or overloaded jackd2: the late cycle read the source's next period). While an
+    /// excess is pending, the last cycle's samples belong to this cycle's position: the excess and
+    /// this cycle's advance are lost, and this cycle is discarded. Realtime-safe.
     @inlinable
     public mutating func step(
         counter: UInt32, frames: UInt32, microseconds: UInt64, driverStamp: Float, deliveredNothing: Bool = false,
-        cycleStartMicroseconds: UInt64 = 0
+        cycleStartMicroseconds: UInt64 = 0, repeatsLastCycle: Bool = false
     ) -> Verdict {
         var verdict = Verdict()
         defer {
@@ -109,6 +113,17 @@
         if advance < 0 || excess > plausible {
             verdict.counterReset = true
             settle(into: &verdict, driverStamp: driverStamp)
+            return verdict
+        }
+        if repeatsLastCycle && pendingFrames > 0 {
+            // The held cycle read ahead: its samples are this position's (this cycle brings
+            // them again), so everything from the held cycle's own position to this one is lost.
+            verdict.missedFrames += pendingFrames + UInt64(advance)
+            verdict.releasesHold = true
+            verdict.discardsCycle = true
+            repeatedPositions &+= 1
+            pendingFrames = 0
+            pendingAge = 0
             return verdict
         }
         if advance == 0 && deliveredNothing && (pendingFrames > 0 || lastFrames > 0) {

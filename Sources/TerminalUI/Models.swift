@@ -193,8 +193,8 @@ public struct SessionSummary: Sendable, Equatable {
     public var framesMissed: UInt64 = 0
     public var missedGaps: [Drop] = []
     public var timelineJitter: UInt64 = 0
-    /// Cycles PipeWire gave micmon late (the next period early, then nothing), part of the
-    /// missed gaps. docs/timeline.md.
+    /// Cycles micmon was given late (the next period early, then nothing new: PipeWire's idle
+    /// buffer, or jackd2's same samples again), part of the missed gaps. docs/timeline.md.
     public var lateCycles: UInt64 = 0
     /// The platform counts only its driver's xruns (PipeWire's JACK): a client too late for the
     /// graph is no xrun there (docs/platforms.md).

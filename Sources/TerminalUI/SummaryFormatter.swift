@@ -107,7 +107,7 @@ public enum SummaryFormatter {
         if s.lateCycles > 0 {
             lines.append(
                 "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
-                    + " micmon ran late: PipeWire gave it the next period early and then nothing"
+                    + " micmon ran late: it was given the next period early, then nothing new"
                     + " (micmon's own loss, in missed)")
         }
         if s.serverGapCount > 0 {

@@ -339,6 +339,56 @@ final class CaptureKernelTests {
         try expectFile(path, frames: 320, silent: 128 ..< 192)
     }
 
+    /// JACK may change the buffer size before the first cycle and at any cycle after: the kernel
+    /// takes each cycle's own frame count (its memory is made for the largest period), so a take
+    /// whose periods are 32, 64, 16 and 64 frames from its first cycle on is exact, with no gap,
+    /// jitter or loss judged across the changes.
+    @Test("the period may change before the first cycle and at any cycle: every frame in place, nothing judged")
+    func periodChangesFromTheFirstCycle() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        var counter: UInt32 = 5000
+        for frames in [32, 64, 16, 64, 64] {
+            cycle(at: counter, source: sourceFrame, frames: frames)
+            sourceFrame += frames
+            counter &+= UInt32(frames)
+        }
+        waitForWriter(writer, frames: 240)
+        let result = writer.finish()
+        #expect(taken() == 240)
+        #expect(result.drops.isEmpty)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.serverGaps.load(ordering: .relaxed) == 0)
+        try expectFile(path, frames: 240, silent: 0 ..< 0)
+    }
+
+    /// The same on a jackd2 -S at 32 frames under load (`micmon-bench --only soak`): the late
+    /// cycle read the counter one period ahead (+2N) and the source's period two ahead, and the
+    /// next cycle (+N) brought that period again. Both periods between are lost; the held
+    /// samples belong to the repeat's position. Before, the held samples sat a period early and
+    /// the repeat after them, one loss of a period reported.
+    @Test("jackd2: +2N reading the period two ahead, then +N with the same samples, is a loss of 2N")
+    func repeatAfterAnAdvanceIsALoss() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1192, source: 256)  // the counter one period on, the data two (128 ..< 256 lost)
+        cycle(at: 1256, source: 256)  // the same samples again
+        cycle(at: 1320, source: 320)
+        waitForWriter(writer, frames: 384)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 128)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 0)
+        #expect(taken() == 384)
+        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 128)])
+        try expectFile(path, frames: 384, silent: 128 ..< 256)
+    }
+
     /// Every period of a silent port is the same: a +2N/+0 pair of silence stays jitter.
     @Test("jackd2: a +2N/+0 pair of digital silence is jitter (the samples cannot tell a repeat)")
     func silentRepeatIsJitter() throws {
