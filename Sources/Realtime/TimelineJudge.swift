@@ -118,12 +118,7 @@
         if repeatsLastCycle && pendingFrames > 0 {
             // The held cycle read ahead: its samples are this position's (this cycle brings
             // them again), so everything from the held cycle's own position to this one is lost.
-            verdict.missedFrames += pendingFrames + UInt64(advance)
-            verdict.releasesHold = true
-            verdict.discardsCycle = true
-            repeatedPositions &+= 1
-            pendingFrames = 0
-            pendingAge = 0
+            discardRepeat(losing: pendingFrames + UInt64(advance), into: &verdict)
             return verdict
         }
         if advance == 0 && deliveredNothing && (pendingFrames > 0 || lastFrames > 0) {
@@ -131,12 +126,7 @@
             // position's own, so what it skipped is lost. With nothing pending (the last cycle
             // was the first of the account: after a period change, whose jump is not judged),
             // what it skipped is one period, its own.
-            verdict.missedFrames += pendingFrames > 0 ? pendingFrames : UInt64(lastFrames)
-            verdict.releasesHold = true
-            verdict.discardsCycle = true
-            repeatedPositions &+= 1
-            pendingFrames = 0
-            pendingAge = 0
+            discardRepeat(losing: pendingFrames > 0 ? pendingFrames : UInt64(lastFrames), into: &verdict)
             return verdict
         }
         if excess < 0 {
@@ -178,6 +168,18 @@
             }
         }
         return verdict
+    }
+
+    /// A cycle that repeats a position already taken: `frames` are lost, the hold is released
+    /// and the cycle is discarded.
+    @inlinable
+    mutating func discardRepeat(losing frames: UInt64, into verdict: inout Verdict) {
+        verdict.missedFrames += frames
+        verdict.releasesHold = true
+        verdict.discardsCycle = true
+        repeatedPositions &+= 1
+        pendingFrames = 0
+        pendingAge = 0
     }
 
     /// Settles whatever is pending now (the session is stopping, or the caller cannot hold any
