@@ -90,7 +90,9 @@ final class SignalSource {
         ReferenceSignal.value(channel: channel & 1, frame: frame &+ UInt64(channel >> 1) &* pairOffset)
     }
 
-    init(serverName: String, clientName: String, channelCount: Int = 2) throws(JackError) {
+    /// With `traceCapacity` > 0 the source notes its first `traceCapacity` cycles
+    /// (`SignalSourceCycle`), read by `tracedCycles()` after the client is closed.
+    init(serverName: String, clientName: String, channelCount: Int = 2, traceCapacity: Int = 0) throws(JackError) {
         client = try JackClient(name: clientName, serverName: serverName)
         var handles: [OpaquePointer] = []
         var names: [String] = []
@@ -102,8 +104,13 @@ final class SignalSource {
         portNames = names
         let ports = UnsafeMutablePointer<OpaquePointer>.allocate(capacity: channelCount)
         ports.initialize(from: handles, count: channelCount)
+        let trace = traceCapacity > 0 ? UnsafeMutablePointer<SignalSourceCycle>.allocate(capacity: traceCapacity) : nil
+        trace?.initialize(repeating: SignalSourceCycle(), count: traceCapacity)
         state = .allocate(capacity: 1)
-        state.initialize(to: SignalSourceState(ports: ports, count: channelCount, frame: 0))
+        state.initialize(
+            to: SignalSourceState(
+                ports: ports, count: channelCount, frame: 0, client: client.handle, trace: trace,
+                traceCapacity: max(traceCapacity, 0)))
         try client.setProcessCallback(signalSourceProcess, context: UnsafeMutableRawPointer(state))
         try client.activate()
     }
@@ -112,14 +119,41 @@ final class SignalSource {
     deinit {
         client.close()
         state.pointee.ports.deallocate()
+        state.pointee.trace?.deallocate()
         state.deallocate()
     }
+
+    /// The cycles noted (with `traceCapacity`). Main thread, once the source is stopped or the
+    /// take it fed has ended (the realtime thread writes only past `traceCount`).
+    func tracedCycles() -> [SignalSourceCycle] {
+        guard let trace = state.pointee.trace else { return [] }
+        let count = min(state.pointee.traceCount, state.pointee.traceCapacity)
+        // SAFETY: `trace` holds `traceCapacity` cycles; the realtime thread has stopped writing.
+        return Array(UnsafeBufferPointer(start: trace, count: count))
+    }
+}
+
+/// One cycle of the source as it saw it: the signal frame it rendered from, the server's frame
+/// counter and cycle start (`jack_get_cycle_times`), and when it entered and left the callback
+/// (JACK microseconds). A frame that advances while the counter does not, or a counter that
+/// jumps, says what the server did to the source.
+struct SignalSourceCycle: BitwiseCopyable {
+    var frame: UInt64 = 0
+    var counter: UInt32 = 0
+    var frameCount: UInt32 = 0
+    var cycleStartUsecs: UInt64 = 0
+    var enteredUsecs: UInt64 = 0
+    var leftUsecs: UInt64 = 0
 }
 
 struct SignalSourceState {
     let ports: UnsafeMutablePointer<OpaquePointer>
     let count: Int
     var frame: UInt64
+    let client: OpaquePointer
+    let trace: UnsafeMutablePointer<SignalSourceCycle>?
+    let traceCapacity: Int
+    var traceCount = 0
 }
 
 /// The source's process callback: renders the next `frameCount` frames of the signal into every
@@ -128,6 +162,7 @@ nonisolated func signalSourceProcess(_ frameCount: UInt32, _ context: UnsafeMuta
     guard let context else { return 0 }
     // SAFETY: SignalSource passes its initialized state and frees it only after closing the client.
     let state = context.assumingMemoryBound(to: SignalSourceState.self)
+    let entered = JackClock.now()
     let start = state.pointee.frame
     for channel in 0 ..< state.pointee.count {
         // SAFETY: `count` port handles, registered by the source.
@@ -138,5 +173,13 @@ nonisolated func signalSourceProcess(_ frameCount: UInt32, _ context: UnsafeMuta
         }
     }
     state.pointee.frame &+= UInt64(frameCount)
+    if let trace = state.pointee.trace, state.pointee.traceCount < state.pointee.traceCapacity {
+        let cycle = JackClock.cycle(state.pointee.client)
+        // SAFETY: traceCount < traceCapacity, the trace's size; only this thread writes it.
+        trace[state.pointee.traceCount] = SignalSourceCycle(
+            frame: start, counter: cycle.startFrame, frameCount: frameCount, cycleStartUsecs: cycle.startUsecs,
+            enteredUsecs: entered, leftUsecs: JackClock.now())
+    }
+    state.pointee.traceCount &+= 1
     return 0
 }

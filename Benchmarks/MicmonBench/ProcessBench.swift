@@ -157,12 +157,15 @@ final class ProcessBench {
             }
         }
         defer {
-            // Each file and its sidecar (FILE.json), so the next take of the same name starts afresh.
-            for path in files() {
-                unlink(path)
-                unlink(path + ".json")
+            // Each file and its sidecar (FILE.json), so the next take of the same name starts afresh;
+            // with MICMON_BENCH_KEEP=DIR they are moved there instead (to look at a failed check).
+            let keep = getenv("MICMON_BENCH_KEEP").map { String(cString: $0) }
+            for path in files() + [output] {
+                for name in path == output ? [path] : [path, path + ".json"] {
+                    if let keep, rename(name, keep + "/" + (name as NSString).lastPathComponent) == 0 { continue }
+                    unlink(name)
+                }
             }
-            unlink(output)
         }
         let stealBefore = HostSteal.now()
         let child: Child

@@ -161,8 +161,10 @@ extension ScalingBench {
         defer { server.stop() }
         let source: SignalSource
         do {
+            // Every cycle of the take and a margin for start-up and the end (40 bytes a cycle).
             source = try SignalSource(
-                serverName: server.name, clientName: "micmon-bench-src", channelCount: channels)
+                serverName: server.name, clientName: "micmon-bench-src", channelCount: channels,
+                traceCapacity: Int((seconds + 60) * 48000 / 32))
         } catch {
             report.failures.append("soak: the signal source did not start: \(error)")
             return
@@ -184,6 +186,16 @@ extension ScalingBench {
         var run = bench.run(
             loudnessOff ? .micmonOff : .micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
         stress?.stop(SIGTERM, grace: 10)
+        if let keep = getenv("MICMON_BENCH_KEEP").map({ String(cString: $0) }) {
+            // The source's cycles (SignalSourceCycle, 40 bytes each, little-endian) beside the take.
+            let cycles = source.tracedCycles()
+            let path = keep + "/source-trace.bin"
+            if let file = fopen(path, "wb") {
+                _ = cycles.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+                fclose(file)
+                progress("soak: \(cycles.count) source cycles in \(path)")
+            }
+        }
         run.sampleRate = 48000
         run.periodFrames = 32
         run.ports = "source"

@@ -24,9 +24,10 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // On PipeWire the frame counter once more, after the buffers: its libjack reads it live and
     // an input holds its peer's latest period, so a thread held up between the two reads would
     // otherwise hold the next cycle's data under this cycle's counter, with nothing to tell. Read
-    // last, the counter is never behind the data. Not on jackd2: its buffers are the cycle's own,
-    // and a re-read that straddles the next cycle's start (async, a client resumed mid-cycle) counts
-    // a period that was not lost.
+    // last, the counter is never behind the data. Elsewhere the counter is read again after the
+    // inputs are taken (below): a cycle that straddles the next one's start there is more often a
+    // client resumed mid-cycle with its own period (async jackd2) than a read-ahead, so the move is
+    // held for the next cycle to settle rather than taken as this cycle's position.
     var cycleStartFrame = stamp.startFrame
     if kernel.pointee.idleInputs != nil {
         let counted = JackClock.cycle(kernel.pointee.link.client)
@@ -37,7 +38,15 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         frameCount: Int(frameCount), cycleStartFrame: cycleStartFrame,
         knowsCycleFrame: stamp.startUsecs > 0,
         cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
-        cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered)
+        cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered,
+        defersCommit: kernel.pointee.idleInputs == nil)
+    // Off PipeWire, the counter once more now that the inputs are taken: moved on, a later cycle
+    // began meanwhile and the source may have written its next period into them (the kernel
+    // holds the period until the next cycle tells).
+    if kernel.pointee.stagedFrames > 0 || kernel.pointee.timeline.isHolding {
+        let counted = JackClock.cycle(kernel.pointee.link.client)
+        kernel.pointee.finishCycle(counterAfterInputs: counted.startFrame, knowsCounter: counted.startUsecs > 0)
+    }
     if let monitor = kernel.pointee.monitor {
         var output = 0
         while output < monitor.count {

@@ -73,6 +73,14 @@ struct CaptureKernel {
     /// written into the ring since but not committed, so that a settled loss goes in before them.
     var holdStart: UInt64?
     var heldFrames = 0
+    /// Off PipeWire, with the counter known (`process(…, defersCommit: true)`): this cycle's
+    /// period, written into the ring but committed only by `finishCycle`, once the glue has read
+    /// the counter again after the inputs were taken. 0 when nothing waits.
+    var stagedFrames = 0
+    /// The input frames of the staged cycle (what its fingerprint covers).
+    var stagedCycleFrames = 0
+    /// Whether this cycle stages its period (see `stagedFrames`).
+    var stagesCommit = false
     /// Late cycles (PipeWire's repeats with nothing) whose loss lies within the take.
     var lateCyclesInTake: UInt64 = 0
     /// PipeWire only: a run of cycles that got no data (every input the port's idle buffer) after
@@ -120,10 +128,18 @@ struct CaptureKernel {
     @_noLocks @_noAllocation
     mutating func process(
         frameCount: Int, cycleStartFrame: UInt32 = 0, knowsCycleFrame: Bool = false, cycleMicroseconds: UInt64 = 0,
-        driverStamp: Float = 0, cycleStartMicroseconds: UInt64 = 0
+        driverStamp: Float = 0, cycleStartMicroseconds: UInt64 = 0, defersCommit: Bool = false
     ) {
         let counters = self.counters
         cleanFrameCount = 0
+        // A period staged by a cycle whose end was not seen (`finishCycle`) is committed as it was.
+        if stagedFrames > 0, let samples {
+            samples.commitWrite(count: stagedFrames &* recordedChannelCount)
+            stagedFrames = 0
+            counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
+            if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+        }
+        stagesCommit = defersCommit && knowsCycleFrame && idleInputs == nil
         // The last cycle settles what the judge still holds, before the stop is confirmed (the
         // writer finishes once it is): this cycle's counter first, then whatever is left.
         if isTaking && timeline.isHolding && link.state.pointee.stopRequested.load(ordering: .acquiring) {
@@ -256,9 +272,47 @@ struct CaptureKernel {
         meterMailbox.publish()
 
         framesTaken &+= UInt64(frames)
+        if stagedFrames > 0 {
+            stagedCycleFrames = frameCount
+            return
+        }
         // Releasing: the ring and drop-log commits above happen-before a reader that sees this.
         counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
         if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+    }
+
+    /// The end of a cycle whose period `process` staged (`defersCommit`): `counterAfterInputs`
+    /// is the server's frame counter read once more after the inputs were taken. Unchanged, the
+    /// period is committed. Moved on, the server began a later cycle while this one was still
+    /// reading, and its source may already have written its next period into these very buffers
+    /// (seen on jackd -S under load: the counter steady, the period the next one's, and the next
+    /// cycle the same period again). The period is then held as a late cycle's is, the counter's
+    /// move is an excess for the judge (`TimelineJudge.counterMoved`), and the next cycle settles
+    /// it: the same samples again, and this period was the next one's (its own is lost, placed
+    /// before it); the counter given back with other samples, and it was its own (jitter).
+    /// Realtime thread, inside the process callback, the inputs still this cycle's.
+    @_noLocks @_noAllocation
+    mutating func finishCycle(counterAfterInputs: UInt32, knowsCounter: Bool) {
+        let moved = Int32(bitPattern: counterAfterInputs &- timeline.lastCounter)
+        let movedOn = knowsCounter && stagesCommit && timeline.hasLastCycle && moved > 0 && isTaking
+        if stagedFrames > 0 {
+            let staged = stagedFrames
+            stagedFrames = 0
+            if movedOn && holdStart == nil && framesTaken >= UInt64(staged) {
+                holdStart = framesTaken &- UInt64(staged)
+                heldFrames = staged
+                heldPeriodIsOwn = false
+                (heldInputsFingerprint, heldInputsVary) = inputsFingerprint(frameCount: stagedCycleFrames)
+                timeline.counterMoved(to: counterAfterInputs)
+            } else if let samples {
+                samples.commitWrite(count: staged &* recordedChannelCount)
+            }
+            counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
+            if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
+        } else if movedOn && timeline.isHolding {
+            // Already held (an excess at the cycle's start): the move adds to it.
+            timeline.counterMoved(to: counterAfterInputs)
+        }
     }
 
     /// Copies input c × gain to output c (c < the route's count) and meters the outputs, every
@@ -616,6 +670,8 @@ struct CaptureKernel {
         }
         if timeline.isHolding {
             heldFrames = held + frames
+        } else if stagesCommit {
+            stagedFrames = frames
         } else {
             samples.commitWrite(count: frames * channelCount)
         }

@@ -170,6 +170,26 @@
         return verdict
     }
 
+    /// The counter read once more at the end of the last cycle, after its inputs were taken, was
+    /// `counter`, past the one it began with: the server began a later cycle meanwhile, so that
+    /// cycle's data may be the next period's. The move is an excess of this client's own (it was
+    /// late), judged as any: given back by the next cycle (+0 from here) it was jitter; the same
+    /// samples again (`repeatsLastCycle`) and its own period was lost. A move of more than a
+    /// period counts one: the next cycle is the one after this (a later one is judged from there),
+    /// and a counter taken two periods on would read that next cycle as going back. Realtime-safe.
+    @inlinable
+    public mutating func counterMoved(to counter: UInt32) {
+        let moved = min(Int64(Int32(bitPattern: counter &- lastCounter)), Int64(lastFrames))
+        guard hasLastCycle, moved > 0 else { return }
+        if pendingFrames == 0 {
+            driverStampBeforePending = lastDriverStamp
+            pendingAge = 0
+        }
+        pendingFrames += UInt64(moved)
+        pendingEnteredLate = true
+        lastCounter = lastCounter &+ UInt32(moved)
+    }
+
     /// A cycle that repeats a position already taken: `frames` are lost, the hold is released
     /// and the cycle is discarded.
     @inlinable

@@ -255,7 +255,11 @@ final class CaptureKernelTests {
 
     /// One cycle at server frame counter `counter`, its inputs carrying the source's frames from
     /// `source` on (+(i+1) on channel 1, −(i+1) on channel 2), with the driver's stamp.
-    func cycle(at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0) {
+    /// One cycle as the glue runs it off PipeWire: the period staged, then the counter read again
+    /// after the inputs (`counterAfter`, the same counter unless given) settles its commit.
+    func cycle(
+        at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterAfter: UInt32? = nil
+    ) {
         for i in 0 ..< frames {
             left[i] = Float(source + i + 1)
             right[i] = -Float(source + i + 1)
@@ -263,7 +267,11 @@ final class CaptureKernelTests {
         inputs[0] = UnsafePointer(left)
         inputs[1] = UnsafePointer(right)
         kernel.process(
-            frameCount: frames, cycleStartFrame: counter, knowsCycleFrame: true, driverStamp: driverStamp)
+            frameCount: frames, cycleStartFrame: counter, knowsCycleFrame: true, driverStamp: driverStamp,
+            defersCommit: true)
+        if kernel.stagedFrames > 0 || kernel.timeline.isHolding {
+            kernel.finishCycle(counterAfterInputs: counterAfter ?? counter, knowsCounter: true)
+        }
     }
 
     /// Waits (up to 5 s) until the writer has written everything committed so far.
@@ -320,14 +328,23 @@ final class CaptureKernelTests {
     @Test(
         "jackd2: +2N with the next period's data, then +0 with the same samples, is a loss of N, the repeat discarded")
     func repeatedPeriodIsALoss() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1192, source: 192)  // late: the next counter, the next period (128 ..< 192 lost)
+        }
+    }
+
+    /// Two cycles of 64 frames, then `lateCycle` (which takes the period at 192 where 128 was
+    /// due), then the same samples at counter 1192 and the next period: the period at 128 is
+    /// lost (silence, one drop, one late cycle), the repeat discarded, no jitter.
+    private func expectReadAheadLosesOnePeriod(_ lateCycle: () -> Void) throws {
         let path = scratchPath()
         let writer = try makeWriter(path)
         writer.start()
         cycle(at: 1000, source: 0)
         cycle(at: 1064, source: 64)
         waitForWriter(writer, frames: 128)
-        cycle(at: 1192, source: 192)  // late: the next counter, the next period (128 ..< 192 lost)
-        cycle(at: 1192, source: 192)  // the same position, the same samples
+        lateCycle()
+        cycle(at: 1192, source: 192)  // the same samples at the next position
         cycle(at: 1256, source: 256)
         waitForWriter(writer, frames: 320)
         let result = writer.finish()
@@ -387,6 +404,64 @@ final class CaptureKernelTests {
         #expect(taken() == 384)
         #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 128)])
         try expectFile(path, frames: 384, silent: 128 ..< 256)
+    }
+
+    /// jackd -S at 32 frames under load (`micmon-bench --only soak`, traced): the server began
+    /// the next cycle while micmon was still reading, at a steady counter, and the source wrote
+    /// its next period into micmon's inputs meanwhile; the next cycle brought that period again.
+    /// The counter read after the inputs shows the move: the period is held, and the repeat makes
+    /// it the next one's, so the cycle's own period is lost, placed before it. Before, the take
+    /// held the next period a period early and then again, nothing reported.
+    @Test("jackd2: a counter that moved on while the cycle read, then the same samples, loses the cycle's own period")
+    func counterMovedThenRepeatIsALoss() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1128, source: 192, counterAfter: 1192)  // steady counter, the next period's samples
+            #expect(kernel.timeline.isHolding)
+        }
+    }
+
+    /// The same move of the counter while the cycle read its own period (a client resumed just
+    /// before the next cycle's start, as on an async jackd2): the next cycle gives the move back
+    /// with the next period's samples. Jitter: the take is exact, nothing lost.
+    @Test("jackd2: a counter that moved on while the cycle read its own period, then given back, is jitter")
+    func counterMovedThenGivenBackIsJitter() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1128, source: 128, counterAfter: 1192)
+        cycle(at: 1192, source: 192)
+        cycle(at: 1256, source: 256)
+        waitForWriter(writer, frames: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(taken() == 320)
+        #expect(result.drops.isEmpty)
+        try expectFile(path, frames: 320, silent: 0 ..< 0)
+    }
+
+    /// Staged periods reach the writer only once the cycle's end commits them.
+    @Test("a staged period is committed by the cycle's end, not before")
+    func stagedPeriodWaitsForTheCycleEnd() throws {
+        for i in 0 ..< period {
+            left[i] = Float(i + 1)
+            right[i] = -Float(i + 1)
+        }
+        inputs[0] = UnsafePointer(left)
+        inputs[1] = UnsafePointer(right)
+        kernel.process(frameCount: period, cycleStartFrame: 1000, knowsCycleFrame: true, defersCommit: true)
+        #expect(kernel.stagedFrames == period)
+        #expect(samples.consumer.availableToRead() == 0)
+        kernel.finishCycle(counterAfterInputs: 1000, knowsCounter: true)
+        #expect(kernel.stagedFrames == 0)
+        #expect(samples.consumer.availableToRead() == period * 2)
+        // A cycle whose end is missed: the next cycle commits what it staged.
+        kernel.process(frameCount: period, cycleStartFrame: 1064, knowsCycleFrame: true, defersCommit: true)
+        kernel.process(frameCount: period, cycleStartFrame: 1128, knowsCycleFrame: true, defersCommit: true)
+        #expect(samples.consumer.availableToRead() == period * 4)
     }
 
     /// Every period of a silent port is the same: a +2N/+0 pair of silence stays jitter.

@@ -47,6 +47,34 @@ struct TimelineJudgeTests {
         #expect(!judge.isHolding && judge.jitterEvents == 0)
     }
 
+    @Test("a counter that moved on during a cycle: given back by the next, jitter; kept, micmon's own loss")
+    func counterMovedDuringACycle() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        _ = Self.run(Self.steady(from: 0, count: 4), judge: &judge)
+        judge.counterMoved(to: 1024)  // the last cycle began at 768 and read on into 1024's
+        #expect(judge.isHolding && judge.pendingFrames == 256 && judge.lastCounter == 1024)
+        let givenBack = Self.run([Cycle(counter: 1024, microseconds: 1_000_000 + 4 * 5333)], judge: &judge)
+        #expect(givenBack.jitterFrames == 256 && givenBack.missedFrames == 0 && !judge.isHolding)
+        judge.counterMoved(to: 1280)
+        // Not given back (the next cycles go on a period at a time), with the driver's stamp
+        // changed meanwhile: micmon was late, so the loss is its own, never graph-wide.
+        let kept = Self.run(
+            [
+                Cycle(counter: 1536, microseconds: 1_000_000 + 6 * 5333, driverStamp: 6000),
+                Cycle(counter: 1792, microseconds: 1_000_000 + 7 * 5333, driverStamp: 6000),
+            ], judge: &judge)
+        #expect(kept.missedFrames == 256 && kept.graphFrames == 0 && !judge.isHolding)
+        // A counter that did not move (or went back) changes nothing.
+        judge.counterMoved(to: 1792)
+        judge.counterMoved(to: 1700)
+        #expect(!judge.isHolding && judge.lastCounter == 1792)
+        // Two periods on counts one: the next cycle (2048) gives it back, not a counter reset.
+        judge.counterMoved(to: 2304)
+        #expect(judge.pendingFrames == 256 && judge.lastCounter == 2048)
+        let next = Self.run([Cycle(counter: 2048, microseconds: 1_000_000 + 8 * 5333)], judge: &judge)
+        #expect(next.jitterFrames == 256 && !next.counterReset && !judge.isHolding)
+    }
+
     @Test("+2N then +0 nets to zero: one jitter event, no loss, no gap")
     func lateReadIsJitter() {
         var judge = TimelineJudge(sampleRate: 48000)
