@@ -14,8 +14,9 @@
 /// nothing (+2N then +0: the cycle read the next cycle's counter), nets to zero: jitter, counted,
 /// never a gap. An excess that is not given back within `confirmationCycles` further cycles is
 /// settled as a loss: frames the server ran without this client (`missedFrames`), or, as far as
-/// the driver's own lateness accounts for them when its stamp changed meanwhile, cycles the whole
-/// graph lost (`graphFrames`). While an excess
+/// the driver's own lateness accounts for them when its stamp changed meanwhile and the counter
+/// ran ahead of the server's own cycle clock by as much, cycles the whole graph lost
+/// (`graphFrames`). While an excess
 /// is pending (`isHolding`), the caller holds back what it was given since `pendingSince`, so that
 /// a settled loss can still be placed where it happened. One thread at a time.
 @frozen public struct TimelineJudge {
@@ -51,11 +52,17 @@
     public var lastFrames: UInt32 = 0
     public var lastMicroseconds: UInt64 = 0
     public var lastDriverStamp: Float = 0
+    /// The last cycle's start by the server's clock (`jack_get_cycle_times`, µs; 0 unknown).
+    public var lastCycleStartMicroseconds: UInt64 = 0
     /// The excess not yet given back (frames), and how many cycles it has waited.
     public var pendingFrames: UInt64 = 0
     public var pendingAge = 0
     /// The driver's stamp just before the excess appeared.
     public var driverStampBeforePending: Float = 0
+    /// The counter and the cycle's start (µs, 0 unknown) of the cycle before the excess appeared:
+    /// how far the counter ran ahead of the server's clock since then bounds the graph's share.
+    public var counterBeforePending: UInt32 = 0
+    public var cycleStartBeforePending: UInt64 = 0
     /// Whether a cycle that added to the pending excess was entered a period or more after its
     /// own start: this client was late, so the excess is its own whatever the driver's stamp says.
     public var pendingEnteredLate = false
@@ -99,6 +106,7 @@
             lastFrames = frames
             lastMicroseconds = microseconds
             lastDriverStamp = driverStamp
+            lastCycleStartMicroseconds = cycleStartMicroseconds
         }
         guard hasLastCycle else { return verdict }
         let advance = Int64(Int32(bitPattern: counter &- lastCounter))
@@ -112,7 +120,8 @@
             ? Int64(elapsed * framesPerMicrosecond) + 2 * Int64(lastFrames) + 2 * Int64(frames) : 1 << 24
         if advance < 0 || excess > plausible {
             verdict.counterReset = true
-            settle(into: &verdict, driverStamp: driverStamp)
+            settle(
+                into: &verdict, driverStamp: driverStamp, counter: lastCounter, cycleStart: lastCycleStartMicroseconds)
             return verdict
         }
         if repeatsLastCycle && pendingFrames > 0 {
@@ -149,14 +158,13 @@
         if pendingFrames > 0 {
             pendingAge += 1
             if pendingAge >= confirmationCycles {
-                settle(into: &verdict, driverStamp: driverStamp)
+                settle(into: &verdict, driverStamp: driverStamp, counter: counter, cycleStart: cycleStartMicroseconds)
             }
         }
         if excess > 0 {
             if pendingFrames == 0 {
-                driverStampBeforePending = lastDriverStamp
+                notePendingStart()
                 pendingEnteredLate = false
-                pendingAge = 0
             }
             pendingFrames += UInt64(excess)
             // Entered a period or more after the cycle began: the driver woke on time and this
@@ -181,10 +189,7 @@
     public mutating func counterMoved(to counter: UInt32) {
         let moved = min(Int64(Int32(bitPattern: counter &- lastCounter)), Int64(lastFrames))
         guard hasLastCycle, moved > 0 else { return }
-        if pendingFrames == 0 {
-            driverStampBeforePending = lastDriverStamp
-            pendingAge = 0
-        }
+        if pendingFrames == 0 { notePendingStart() }
         pendingFrames += UInt64(moved)
         pendingEnteredLate = true
         lastCounter = lastCounter &+ UInt32(moved)
@@ -207,8 +212,18 @@
     @inlinable
     public mutating func settleNow() -> Verdict {
         var verdict = Verdict()
-        settle(into: &verdict, driverStamp: lastDriverStamp)
+        settle(
+            into: &verdict, driverStamp: lastDriverStamp, counter: lastCounter, cycleStart: lastCycleStartMicroseconds)
         return verdict
+    }
+
+    /// An excess starts pending after the last cycle: what the settlement compares against.
+    @inlinable
+    mutating func notePendingStart() {
+        driverStampBeforePending = lastDriverStamp
+        counterBeforePending = lastCounter
+        cycleStartBeforePending = lastCycleStartMicroseconds
+        pendingAge = 0
     }
 
     /// Starts the account afresh at the next cycle (the period changed, or the take restarted);
@@ -233,12 +248,38 @@
         return share < excess ? share : excess
     }
 
+    /// The part of `excess` the server's own clock allows to be graph-wide: how far the counter
+    /// (`counter`, at `cycleStart` µs) ran ahead of that clock since the cycle before the excess,
+    /// in whole periods of `frames`, to the nearest. A cycle that ran without this client moves
+    /// counter and clock together; a jump of the counter that no time backs (the driver resetting
+    /// its frame time after an xrun) moves the counter alone. jackd2's dummy driver never jumps
+    /// (docs/timeline.md): a driver xrun there while micmon was stopped is its loss, not the
+    /// graph's. Unknown cycle starts (0) bound nothing.
     @inlinable
-    mutating func settle(into verdict: inout Verdict, driverStamp: Float) {
+    public func clockShare(of excess: UInt64, counter: UInt32, cycleStart: UInt64, frames: UInt32) -> UInt64 {
+        guard frames > 0, cycleStart > 0, cycleStartBeforePending > 0, cycleStart >= cycleStartBeforePending else {
+            return excess
+        }
+        let counted = Double(counter &- counterBeforePending)
+        let clocked = Double(cycleStart &- cycleStartBeforePending) * framesPerMicrosecond
+        let ahead = (counted - clocked) / Double(frames)
+        guard ahead >= 0.5 else { return 0 }
+        guard ahead < Double(UInt32.max) else { return excess }
+        let share = UInt64(ahead + 0.5) &* UInt64(frames)
+        return share < excess ? share : excess
+    }
+
+    @inlinable
+    mutating func settle(into verdict: inout Verdict, driverStamp: Float, counter: UInt32, cycleStart: UInt64) {
         guard pendingFrames > 0 else { return }
-        let graph =
+        let stampShare =
             driverStamp != driverStampBeforePending && !pendingEnteredLate
             ? graphShare(of: pendingFrames, driverStamp: driverStamp, frames: lastFrames) : 0
+        let graph =
+            stampShare > 0
+            ? min(
+                stampShare, clockShare(of: pendingFrames, counter: counter, cycleStart: cycleStart, frames: lastFrames))
+            : 0
         verdict.graphFrames += graph
         verdict.missedFrames += pendingFrames - graph
         verdict.releasesHold = true

@@ -226,17 +226,46 @@ struct TimelineJudgeTests {
         ]
         let total = Self.run(cycles, judge: &judge)
         #expect(total.graphFrames == 0 && total.missedFrames == 28928)
-        // The same stamp with the cycle entered just after its (late) start: graph-wide.
+        // The same stamp with the cycle entered just after its start, and the counter 1024
+        // frames ahead of the server's cycle clock (a jump no time backs): graph-wide.
         var prompt = TimelineJudge(sampleRate: 48000)
         let driverLate = Self.run(
             [
                 Cycle(counter: 0, microseconds: 1_000_000, cycleStart: 999_900),
                 Cycle(counter: 256, microseconds: 1_005_333, cycleStart: 1_005_233),
-                Cycle(counter: 512 + 1024, microseconds: 1_032_000, driverStamp: 21_400, cycleStart: 1_031_900),
-                Cycle(counter: 512 + 1024 + 256, microseconds: 1_037_333, driverStamp: 21_400, cycleStart: 1_037_233),
-                Cycle(counter: 512 + 1024 + 512, microseconds: 1_042_666, driverStamp: 21_400, cycleStart: 1_042_566),
+                Cycle(counter: 512 + 1024, microseconds: 1_010_666, driverStamp: 21_400, cycleStart: 1_010_566),
+                Cycle(counter: 512 + 1024 + 256, microseconds: 1_015_999, driverStamp: 21_400, cycleStart: 1_015_899),
+                Cycle(counter: 512 + 1024 + 512, microseconds: 1_021_332, driverStamp: 21_400, cycleStart: 1_021_232),
             ], judge: &prompt)
         #expect(driverLate.graphFrames == 1024 && driverLate.missedFrames == 0)
+    }
+
+    /// jackd2 asynchronous under load, micmon stopped 2 s (CI): the dummy driver overran once
+    /// meanwhile (its stamp moved by about a period), but its counter does not jump for that, so
+    /// counter and cycle clock ran on together: every frame of the excess is micmon's, silence in
+    /// place. Before, one period of it was a "server gap" with nothing written, the take a period
+    /// short of the source (its frame after the silence 256 past the one the silence stands for).
+    @Test("a driver stamp that moved while the counter kept with the server's clock makes nothing graph-wide")
+    func stampWithoutAJumpIsOwnLoss() {
+        var judge = TimelineJudge(sampleRate: 48000)
+        let excess: UInt32 = 95_744
+        // The stopped client is woken on time for the current cycle after its stop.
+        let cycles = [
+            Cycle(counter: 0, microseconds: 1_000_100, cycleStart: 1_000_000),
+            Cycle(counter: 256, microseconds: 1_005_433, cycleStart: 1_005_333),
+            Cycle(counter: 512 + excess, microseconds: 3_010_766, driverStamp: 3_100, cycleStart: 3_010_666),
+            Cycle(counter: 768 + excess, microseconds: 3_016_099, driverStamp: 3_100, cycleStart: 3_015_999),
+            Cycle(counter: 1024 + excess, microseconds: 3_021_432, driverStamp: 3_100, cycleStart: 3_021_332),
+        ]
+        let total = Self.run(cycles, judge: &judge)
+        #expect(judge.graphShare(of: UInt64(excess), driverStamp: 3_100, frames: 256) == 256)
+        #expect(total.graphFrames == 0 && total.missedFrames == UInt64(excess))
+        // Unknown cycle starts bound nothing: the stamp's share stands, as before.
+        var unknown = TimelineJudge(sampleRate: 48000)
+        let unbounded = Self.run(
+            cycles.map { Cycle(counter: $0.counter, microseconds: $0.microseconds, driverStamp: $0.driverStamp) },
+            judge: &unknown)
+        #expect(unbounded.graphFrames == 256 && unbounded.missedFrames == UInt64(excess) - 256)
     }
 
     @Test("settling now (the session stops) makes a held excess a loss")
