@@ -114,7 +114,10 @@ final class RouteWatch {
             let source = sources[index]
             var connections = connectionsNow[index]
             var connected = !source.isEmpty && connections.contains(source)
-            if !source.isEmpty && !connected && client.portExists(source) {
+            // Looked up once: a port that appears between two lookups would read as gone and
+            // present in one look.
+            let exists = connected || (!source.isEmpty && client.portExists(source))
+            if !source.isEmpty && !connected && exists {
                 if (try? client.connect(source: source, destination: port.fullName)) != nil {
                     connections = client.connections(of: port)
                     connected = true
@@ -122,7 +125,10 @@ final class RouteWatch {
                         found.append(
                             RouteChange(
                                 kind: .sourceMatched, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
-                    } else if !wasConnected[index] {
+                    } else {
+                        // Not connected at the last look, or connected then and not now: the
+                        // source went away and came back under its name between two looks (a
+                        // client replaced at once), or another client disconnected it.
                         found.append(
                             RouteChange(
                                 kind: .sourceBack, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
@@ -134,7 +140,7 @@ final class RouteWatch {
                     continue
                 }
             }
-            if wasConnected[index] && !connected && !client.portExists(source) {
+            if wasConnected[index] && !connected && !exists {
                 found.append(
                     RouteChange(kind: .sourceGone, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
             } else if connections.sorted() != knownConnections[index].sorted() && !(connected && !wasConnected[index])

@@ -114,6 +114,29 @@ extension JackIntegrationTests {
             #expect(result.stdout.contains("Grüße 🎙.wav"))
         }
 
+        @Test("another client disconnects an input: micmon reconnects it at once and says so")
+        func disconnectedByAnotherClient() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("disconnect") + "/take.wav"
+            let source = server.source.outputPorts[0]
+            let child = try MicmonProcess([
+                "record", path, "-s", server.name, "-n", "disc-rec", "-p", source, "-p",
+                server.source.outputPorts[1], "--duration", "3", "--json",
+            ])
+            #expect(child.waitUntilRecorded(seconds: 1), "micmon did not record 1 s: \(child.stderrSoFar)")
+            let cut = try Tool.run(["jack_disconnect", "-s", server.name, source, "disc-rec:in_1"])
+            #expect(cut.status == 0, "\(cut.output)")
+            #expect(
+                child.waitUntilStderr(contains: "in_1: source \(source) is back; reconnected", timeout: 10),
+                "stderr: \(child.stderrSoFar)")
+            let result = child.wait(timeout: 20)
+            #expect(
+                result.stdout.contains("\"event\":\"source_back\",\"input\":\"in_1\""), "\(result.stdout.suffix(800))")
+            #expect(!result.stderr.contains("in_2:"), "stderr: \(result.stderr)")
+            // Exit 0: the input was connected before and after the cut (never "never connected").
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+        }
+
         @Test("a source that quits mid-take reads as silence, is reported, and is reconnected when it returns")
         func sourceGoneAndBack() throws {
             let server = try SharedTestServer.require()

@@ -101,7 +101,7 @@ extension JackIntegrationTests {
             #expect(local.isExact, "slave take: \(local)")
         }
 
-        @Test("a slave that vanishes and rejoins under a new name (mics-01) is reconnected by the -p pattern")
+        @Test("a slave that vanishes and rejoins at once is reconnected by the -p pattern, renamed (mics-01) or not")
         func rejoinRenamed() throws {
             let pair = try NetJackPair()
             defer { pair.stop() }
@@ -117,29 +117,33 @@ extension JackIntegrationTests {
                 String(seconds), "--json",
             ])
             #expect(child.waitUntilRecorded(seconds: 2.5), "micmon did not record 2.5 s: \(child.stderrSoFar)")
-            // The slave vanishes and comes back at once as mics-01: the name netjack2 gives a
-            // slave named mics that joins while the master still holds the dead client (about
-            // 2.1 s). Given here as -n, since the master sometimes drops the dead client first
-            // under load, and the new one would then be mics again (seen once in a full run).
+            // The slave vanishes and comes back at once under the same -n: netjack2 names it
+            // mics-01 while the master still holds the dead client (about 2.1 s); under load the
+            // master sometimes drops the dead client first, and the new one is mics again. The
+            // pattern reconnects either: a new name is matched again, the old one comes back.
             let existing = Set(pair.slaveClientsOnMaster())
             pair.stopSlave(signal: SIGKILL)
-            let second = try pair.startSlave(name: "mics-01", existing: existing)
-            #expect(second == "mics-01")
+            let second = try pair.startSlave(name: "mics", existing: existing)
+            #expect(second.hasPrefix("mics"))
+            let renamed = second != first
+            print("netjack2: the rejoining slave is \(second)\(renamed ? " (renamed by the master)" : "")")
             player.signal(SIGTERM)
             _ = player.wait(timeout: 10)
             player = try ReferencePlayer.start(server: pair.slaveName, name: "nj-source")
-            #expect(
-                child.waitUntilStderr(contains: "in_2: its pattern now matches \(second):from_slave_2", timeout: 20),
-                "stderr: \(child.stderrSoFar)")
+            let reconnected =
+                renamed
+                ? "in_2: its pattern now matches \(second):from_slave_2" : "in_2: source \(second):from_slave_2 is back"
+            #expect(child.waitUntilStderr(contains: reconnected, timeout: 20), "stderr: \(child.stderrSoFar)")
             let result = child.wait(timeout: 40)
             print("netjack2: \(pair.startupText)")
             #expect(result.exitCode != 76, "stderr: \(result.stderr)")
-            #expect(
-                result.stdout.contains(
-                    "\"event\":\"source_matched\",\"input\":\"in_1\",\"ports\":[\"\(second):from_slave_1\"]"))
-            #expect(
-                result.stdout.contains(
-                    "\"event\":\"source_matched\",\"input\":\"in_2\",\"ports\":[\"\(second):from_slave_2\"]"))
+            let event = renamed ? "source_matched" : "source_back"
+            for channel in 1 ... 2 {
+                #expect(
+                    result.stdout.contains(
+                        "\"event\":\"\(event)\",\"input\":\"in_\(channel)\",\"ports\":[\"\(second):from_slave_\(channel)\"]"
+                    ), "\(result.stdout.suffix(1500))")
+            }
 
             // The take: the counter from the first slave, silence, the counter from the second
             // one for the rest of the take; each exact.

@@ -291,6 +291,33 @@ extension JackIntegrationTests {
             // any cycle of it reports that jump as a server gap of about the whole stream.
             Self.expectNoGapLongerThanASecond(result.stdout, "rate change")
             #expect(verdict.frameCount < 20 * Self.rate)
+            Self.expectEndsOnTheLastFrameOfTheOldRate(path, verdict: verdict, witness: witness, stdout: result.stdout)
+        }
+
+        /// A take cut by a rate change ends on the last frame the graph carried at the old rate:
+        /// its last frame is on the counter (no period of the new rate, nor silence, after it),
+        /// and it is the last counter frame the witness holds (the source ends at the rate change
+        /// too), unless micmon reported a loss at the take's end.
+        static func expectEndsOnTheLastFrameOfTheOldRate(
+            _ path: String, verdict: PipeWireTakeJudge.Verdict, witness: PipeWireTakeJudge.WitnessRecording,
+            stdout: String, sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let take = try? PipeWireTakeJudge.Recording(path: path)
+            let lastFrame = verdict.frameCount - 1
+            let endsOnTheCounter = take.flatMap { lastFrame >= 0 ? $0.sourceFrame(lastFrame) : nil } != nil
+            #expect(
+                endsOnTheCounter, "the take's last frame is off the counter: \(verdict)", sourceLocation: sourceLocation
+            )
+            let witnessLast = witness.runs.filter { $0.count >= 8 }.map { $0.source + UInt64($0.count - 1) }.max()
+            let lossAtTheEnd = reportedRanges(stdout).contains {
+                $0.upperBound + placementTolerance >= verdict.frameCount
+            }
+            if !lossAtTheEnd {
+                #expect(
+                    verdict.lastSource == witnessLast,
+                    "the take's last counter frame \(verdict.lastSource.map(String.init) ?? "none"), the witness's \(witnessLast.map(String.init) ?? "none"): \(verdict)",
+                    sourceLocation: sourceLocation)
+            }
         }
 
         /// No `server_gaps` entry of the last summary spans a second or more (a rate change's
