@@ -239,8 +239,15 @@ public final class CaptureSession {
     public var client: JackClient { core.client }
     public let sampleRate: Int
     public let channelNames: [String]
-    /// The source port feeding each input ("" when an input has no source).
+    /// The source port feeding each input at the start ("" when an input has no source, or
+    /// waits for its request to match a port).
     public let sourcePorts: [String]
+    /// The `-p` request each input's source was chosen by; nil for the default ports and for
+    /// inputs beyond the requests.
+    public let sourceRequests: [String?]
+    /// The source each input follows now: a waiting input's once its request matched, a
+    /// pattern's new match after its source went away. Main thread.
+    public var currentSources: [String] { routeWatch.sources }
     /// Things the user should know that are not errors (e.g. fewer capture ports than inputs).
     public private(set) var warnings: [String] = []
     public var isRecording: Bool { writer != nil }
@@ -306,9 +313,25 @@ public final class CaptureSession {
         let catalog = core.portCatalog()
         let wanted = configuration.minimumChannelCount
         var sources: [String]
+        var requestOfInput: [Int?]
         do {
-            sources = try PortSelection.choose(
-                configuration.sourcePorts, direction: .output, defaultCount: wanted, in: catalog)
+            if configuration.sourcePorts.isEmpty {
+                sources = try PortSelection.choose([], direction: .output, defaultCount: wanted, in: catalog)
+                requestOfInput = sources.map { _ in nil }
+            } else {
+                // With --allow-unconnected a request that matches nothing yet holds an input
+                // that waits for it (the route watch connects it when a port matches).
+                let resolution = try PortSelection.resolveWaiting(
+                    configuration.sourcePorts, among: catalog.outputs, kind: "output",
+                    waitsForMissing: configuration.allowsUnconnected)
+                sources = resolution.ports
+                requestOfInput = resolution.requestOfInput
+                for input in resolution.waitingInputs {
+                    let request = configuration.sourcePorts[resolution.requestOfInput[input]]
+                    warnings.append(
+                        "no JACK output port matches '\(request)' yet; in_\(input + 1) reads silence until one does")
+                }
+            }
         } catch {
             throw .unknownPort(error)
         }
@@ -325,8 +348,10 @@ public final class CaptureSession {
             )
         }
         let channelCount = max(wanted, sources.count)
+        requestOfInput += Array(repeating: nil, count: channelCount - sources.count)
         sources += Array(repeating: "", count: channelCount - sources.count)
         sourcePorts = sources
+        sourceRequests = requestOfInput.map { $0.map { configuration.sourcePorts[$0] } }
 
         let recordedCount: Int
         switch suppressor == nil ? .raw : configuration.recordedChannels {
@@ -495,7 +520,7 @@ public final class CaptureSession {
         routeWatch = RouteWatch(
             client: core.client, ports: ports, sources: sources,
             changes: core.memory.routeChangeRing.consumer,
-            requests: configuration.sourcePorts, outputs: catalog.outputs)
+            requests: configuration.sourcePorts, requestOfInput: requestOfInput)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
@@ -583,9 +608,12 @@ public final class CaptureSession {
     /// Looks, for each input whose source has not been seen connected yet, whether it is now.
     /// Main thread; cheap once every input has been seen.
     private func noteConnections() {
-        if wasSeenConnected.isEmpty { wasSeenConnected = sourcePorts.map(\.isEmpty) }
-        for (index, port) in ports.enumerated() where !wasSeenConnected[index] {
-            if client.connections(of: port).contains(sourcePorts[index]) { wasSeenConnected[index] = true }
+        if wasSeenConnected.isEmpty {
+            wasSeenConnected = zip(sourcePorts, sourceRequests).map { $0.isEmpty && $1 == nil }
+        }
+        let followed = routeWatch.sources
+        for (index, port) in ports.enumerated() where !wasSeenConnected[index] && !followed[index].isEmpty {
+            if client.connections(of: port).contains(followed[index]) { wasSeenConnected[index] = true }
         }
     }
 
@@ -730,7 +758,9 @@ public final class CaptureSession {
         if hasTrigger { final.framesArmed = written?.framesArmed ?? 0 }
         final.streamed = streams
         final.changedSampleRate = changedSampleRate
-        final.neverConnected = zip(wasSeenConnected, zip(channelNames, sourcePorts)).filter { !$0.0 }.map {
+        // A waiting input that never found a port is named by its request.
+        let followed = zip(routeWatch.sources, sourceRequests).map { $0.isEmpty ? $1 ?? "" : $0 }
+        final.neverConnected = zip(wasSeenConnected, zip(channelNames, followed)).filter { !$0.0 }.map {
             (input: $0.1.0, source: $0.1.1)
         }
         final.analysis = analysed

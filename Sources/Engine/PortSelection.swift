@@ -194,22 +194,46 @@ public enum PortSelection {
 
     /// The same for any list of ports; `kind` names them in the error ("input", "output").
     public static func resolve(_ requests: [String], among ports: [String], kind: String) throws(NoMatch) -> [String] {
+        try resolveWaiting(requests, among: ports, kind: kind, waitsForMissing: false).ports
+    }
+
+    /// What `resolveWaiting` chose: one entry per input, in order.
+    public struct Resolution: Sendable, Equatable {
+        /// Each input's port; "" for an input waiting for a request that matched nothing yet.
+        public var ports: [String]
+        /// The request (an index into the requests) each input was chosen by.
+        public var requestOfInput: [Int]
+        /// The inputs waiting for their request to match a port.
+        public var waitingInputs: [Int] { ports.indices.filter { ports[$0].isEmpty } }
+    }
+
+    /// `resolve` that, when `waitsForMissing`, lets a request that matches nothing yet hold one
+    /// input waiting for it (`--allow-unconnected`: the source client starts later), instead of
+    /// failing. A request that only repeats ports chosen before is an error either way.
+    public static func resolveWaiting(
+        _ requests: [String], among ports: [String], kind: String, waitsForMissing: Bool
+    ) throws(NoMatch) -> Resolution {
         var chosen: [String] = []
-        var chosenBy: [String] = []
-        for request in requests {
+        var chosenBy: [Int] = []
+        for (index, request) in requests.enumerated() {
             let found = matches(request, among: ports)
-            if found.isEmpty { throw NoMatch(request: request, available: ports, kind: kind) }
+            if found.isEmpty {
+                guard waitsForMissing else { throw NoMatch(request: request, available: ports, kind: kind) }
+                chosen.append("")
+                chosenBy.append(index)
+                continue
+            }
             let fresh = found.filter { !chosen.contains($0) }
             if fresh.isEmpty, let name = found.first, let earlier = chosen.firstIndex(of: name) {
                 throw NoMatch(
                     request: request, available: ports, kind: kind, repeatedPort: name,
-                    earlierRequest: chosenBy[earlier])
+                    earlierRequest: requests[chosenBy[earlier]])
             }
             for name in fresh {
                 chosen.append(name)
-                chosenBy.append(request)
+                chosenBy.append(index)
             }
         }
-        return chosen
+        return Resolution(ports: chosen, requestOfInput: chosenBy)
     }
 }

@@ -2,7 +2,8 @@
 // route-change notes JACK's notification thread queues (SessionCallbacks.swift). An input whose
 // source went away is matched again against its `-p` pattern on every change, so a client that
 // comes back under another name (netjack2 renames a rejoining slave: mics, then mics-01) is
-// reconnected. Main thread.
+// reconnected; an input whose request matched nothing at start (`--allow-unconnected`) waits for
+// it the same way. Main thread.
 
 import Jack
 import Realtime
@@ -17,14 +18,17 @@ public struct RouteChange: Equatable, Sendable {
         /// The input's pattern now matches another port (its source went away and a port of
         /// another name matches): micmon connected that one.
         case sourceMatched = "source_matched"
+        /// The input's request matched nothing at start (`--allow-unconnected`) and now names a
+        /// port: micmon connected it.
+        case sourceFound = "source_found"
         /// Someone else connected or disconnected this input.
         case connectionsChanged = "connections_changed"
     }
     public let kind: Kind
     /// The input (e.g. "in_1").
     public let input: String
-    /// The requested source (sourceGone, sourceBack), the newly matched one (sourceMatched) or
-    /// the input's connections now.
+    /// The requested source (sourceGone, sourceBack), the newly matched or found one
+    /// (sourceMatched, sourceFound) or the input's connections now.
     public let ports: [String]
     /// Seconds into the take when it was seen.
     public let takeSeconds: Double
@@ -38,40 +42,44 @@ final class RouteWatch {
     private let changes: SPSCRing<UInt64>.Consumer
     private let client: JackClient
     private let ports: [JackPort]
-    /// The source each input follows: resolved at start, replaced when its pattern matches
-    /// another port after the source went away.
-    private var sources: [String]
+    /// The source each input follows: resolved at start ("" for an input waiting for its
+    /// request), replaced when its pattern matches another port after the source went away.
+    private(set) var sources: [String]
     /// The `-p` request each input's source was chosen by (an index into `requests`), nil for an
     /// input with no request (the default ports, or none).
     private let requestOfInput: [Int?]
     private let requests: [String]
     private var wasConnected: [Bool]
+    /// Whether the input has had a source: false for one waiting for its request until its
+    /// first connection, which is reported as `sourceFound`.
+    private var hasHadSource: [Bool]
     private var knownConnections: [[String]]
     private var lastCheck: UInt64 = 0
     private(set) var isConnected: [Bool]
 
-    /// `requests` are the `-p` requests `sources` were resolved from among `outputs` (the
-    /// server's output ports then); empty when the default ports were taken.
+    /// `requests` are the `-p` requests `sources` were resolved from, `requestOfInput` the one
+    /// each input's source came from (`PortSelection.Resolution`); both empty when the default
+    /// ports were taken. An input with a request and no source waits for the request to match.
     init(
         client: JackClient, ports: [JackPort], sources: [String], changes: SPSCRing<UInt64>.Consumer,
-        requests: [String] = [], outputs: [String] = []
+        requests: [String] = [], requestOfInput: [Int?] = []
     ) {
         self.changes = changes
         self.client = client
         self.ports = ports
         self.sources = sources
         self.requests = requests
-        // The resolver gives a port to the first request (in order) that names it.
-        requestOfInput = sources.map { source in
-            source.isEmpty ? nil : requests.firstIndex { PortSelection.matches($0, among: outputs).contains(source) }
-        }
+        let requestOf = sources.indices.map { $0 < requestOfInput.count ? requestOfInput[$0] : nil }
+        self.requestOfInput = requestOf
         wasConnected = sources.map { !$0.isEmpty }
+        hasHadSource = sources.indices.map { !sources[$0].isEmpty || requestOf[$0] == nil }
         isConnected = wasConnected
         knownConnections = sources.map { $0.isEmpty ? [] : [$0] }
     }
 
-    /// For each input whose source is gone and whose request is a pattern, the first port the
-    /// pattern matches now that no other input follows (in libjack's order, so in_1, in_2 of
+    /// For each input whose source is gone and whose request is a pattern, and each input still
+    /// waiting for its request (a pattern or an exact name), the first port the request matches
+    /// now that no other input follows (in libjack's order, so in_1, in_2 of
     /// `-p 'mics*:from_slave_*'` take from_slave_1, from_slave_2 of the renamed client).
     /// Ports of micmon's own client never match. Returns the inputs that got a new source.
     /// `connections`: each input's connections now; a source among its input's exists, so only
@@ -79,14 +87,17 @@ final class RouteWatch {
     private func matchAgain(connections: [[String]]) -> [Int] {
         let gone = sources.indices.filter { index in
             let source = sources[index]
-            return !source.isEmpty && !connections[index].contains(source) && !client.portExists(source)
+            if source.isEmpty { return requestOfInput[index] != nil }
+            return !connections[index].contains(source) && !client.portExists(source)
         }
         guard !gone.isEmpty else { return [] }
         let own = client.name + ":"
         let outputs = client.portNames(direction: .output).filter { !$0.hasPrefix(own) }
         var changed: [Int] = []
         for index in gone {
-            guard let request = requestOfInput[index], PortSelection.isPattern(requests[request]) else { continue }
+            guard let request = requestOfInput[index],
+                sources[index].isEmpty || PortSelection.isPattern(requests[request])
+            else { continue }
             let followed = Set(sources.indices.filter { $0 != index }.map { sources[$0] })
             let candidate = PortSelection.matches(requests[request], among: outputs).first { !followed.contains($0) }
             if let candidate, candidate != sources[index] {
@@ -121,7 +132,12 @@ final class RouteWatch {
                 if (try? client.connect(source: source, destination: port.fullName)) != nil {
                     connections = client.connections(of: port)
                     connected = true
-                    if rematched.contains(index) {
+                    if !hasHadSource[index] {
+                        hasHadSource[index] = true
+                        found.append(
+                            RouteChange(
+                                kind: .sourceFound, input: port.shortName, ports: [source], takeSeconds: takeSeconds))
+                    } else if rematched.contains(index) {
                         found.append(
                             RouteChange(
                                 kind: .sourceMatched, input: port.shortName, ports: [source], takeSeconds: takeSeconds))

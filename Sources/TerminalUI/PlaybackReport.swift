@@ -120,6 +120,9 @@ public struct InputRouteChange: Sendable, Equatable {
         /// The source had gone and the input's pattern matched a port of another name (a client
         /// back under a new name); micmon connected it.
         case sourceMatched = "source_matched"
+        /// The input's request matched no port at start (`--allow-unconnected`) and now names
+        /// one; micmon connected it.
+        case sourceFound = "source_found"
         /// Someone else connected or disconnected this input.
         case connectionsChanged = "connections_changed"
     }
@@ -149,6 +152,7 @@ public struct InputRouteChange: Sendable, Equatable {
         case .sourceGone: what = "\(input): source \(ports.joined()) went away; reading silence until it returns"
         case .sourceBack: what = "\(input): source \(ports.joined()) is back; reconnected"
         case .sourceMatched: what = "\(input): its pattern now matches \(ports.joined()); connected"
+        case .sourceFound: what = "\(input): its source \(ports.joined()) appeared; connected"
         case .connectionsChanged:
             what =
                 "\(input): connections changed by another client; now "

@@ -110,7 +110,8 @@ enum CaptureCommand {
                 let outputs = probe.portNames(direction: .output)
                 probe.close()
                 let missing = first.sourcePorts.filter { PortSelection.matches($0, among: outputs).isEmpty }
-                if missing.isEmpty { break }
+                // --allow-unconnected: the inputs of missing sources wait for them in the take.
+                if missing.isEmpty || first.allowsUnconnected { break }
                 if missing != reportedMissing {
                     Console.error("micmon: " + Messages.waitingForSources(missing))
                     reportedMissing = missing

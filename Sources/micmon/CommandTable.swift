@@ -65,7 +65,14 @@ enum CommandTable {
     static let allowUnconnected = OptionSpec(
         "allow-unconnected",
         help: "when no -p (or -o) is given and no port fits the default rule, run with the ports connected "
-            + "to nothing instead of refusing (exit 64)")
+            + "to nothing instead of refusing (exit 64); a -p that matches no port yet holds one input that "
+            + "reads silence until a port matches (a source client started later), and a take in which it "
+            + "never did exits 66")
+    /// play's: it has outputs only.
+    static let allowUnconnectedOutputs = OptionSpec(
+        "allow-unconnected",
+        help: "when no -o is given and no port fits the default rule, play to nothing instead of refusing "
+            + "(exit 64)")
     static let waitServer = OptionSpec(
         "wait-server",
         help: "when the server goes away, finalize the take, wait for a server of the same name and go on "
@@ -465,7 +472,7 @@ enum CommandTable {
                     help: "pause (default) holds the place while the destination ports are gone and resumes "
                         + "when they return; stop ends."),
                 OptionSpec("json", help: "print one JSON object per meter update, and the summary as JSON"),
-                allowUnconnected, name, server, help, versionOption,
+                allowUnconnectedOutputs, name, server, help, versionOption,
             ],
             refusals: [],
             notes: stdoutFailure,

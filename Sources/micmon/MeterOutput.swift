@@ -201,8 +201,8 @@ final class MeterOutput {
 
     /// Each input's label: its `--label`, else its source's pretty name, else none.
     private func inputLabels(_ session: CaptureSession, elapsedSeconds: Double) -> [String?] {
-        if prettyNames.count != session.sourcePorts.count || elapsedSeconds - prettyNamesLookedUpAt >= 1 {
-            prettyNames = session.sourcePorts.enumerated().map { index, port in
+        if prettyNames.count != session.currentSources.count || elapsedSeconds - prettyNamesLookedUpAt >= 1 {
+            prettyNames = session.currentSources.enumerated().map { index, port in
                 let labelled = index < labels.count && labels[index] != nil
                 return labelled || port.isEmpty ? nil : session.client.prettyName(ofPort: port)
             }

@@ -64,6 +64,7 @@ extension InputRouteChange {
         case .sourceGone: kind = .sourceGone
         case .sourceBack: kind = .sourceBack
         case .sourceMatched: kind = .sourceMatched
+        case .sourceFound: kind = .sourceFound
         case .connectionsChanged: kind = .connectionsChanged
         }
         self.init(kind: kind, input: change.input, ports: change.ports, seconds: change.takeSeconds)

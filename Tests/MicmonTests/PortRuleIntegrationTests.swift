@@ -1,3 +1,4 @@
+import DSP
 import Engine
 import Foundation
 import Jack
@@ -112,6 +113,70 @@ extension JackIntegrationTests {
             #expect(result.exitCode == 66, "stderr: \(result.stderr)")
             #expect(result.stderr.contains("in_1 was never connected"), "\(result.stderr)")
             #expect(!result.stderr.contains("in_2 was never connected"), "\(result.stderr)")
+            #expect(try TakeCheck.verify(path: path).frameCount == server.sampleRate)
+        }
+
+        @Test("--allow-unconnected: a -p that matches nothing yet waits; its source, started later, is connected")
+        func sourceStartedLater() throws {
+            let server = try SharedTestServer.require()
+            let folder = TestEnvironment.scratchFolder("later")
+            let path = folder + "/take.wav"
+            let arguments = [
+                "record", path, "-s", server.name, "-n", "rec-later", "-p", "late-src:out_1", "-p", "late-src:out_*",
+                "--duration", "4", "--json",
+            ]
+            // Without the option: refused, nothing created.
+            let refused = try MicmonProcess.run(arguments)
+            #expect(refused.exitCode == 64, "stderr: \(refused.stderr)")
+            #expect(refused.stderr.contains("no JACK output port matches 'late-src:out_1'"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: path), "a refused take left a file")
+
+            let child = try MicmonProcess(arguments + ["--allow-unconnected"])
+            #expect(child.waitUntilRecorded(seconds: 1), "micmon did not record 1 s: \(child.stderrSoFar)")
+            var source: DemoSource? = try TestSignalSource.reference(serverName: server.name, clientName: "late-src")
+            let result = child.wait(timeout: 30)
+            source?.stop()
+            source = nil
+            #expect(result.exitCode == 0, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains("no JACK output port matches 'late-src:out_1' yet; in_1 reads silence"),
+                "\(result.stderr)")
+            #expect(result.stderr.contains("no JACK output port matches 'late-src:out_*' yet; in_2"))
+            #expect(result.stderr.contains("in_1: its source late-src:out_1 appeared; connected"), "\(result.stderr)")
+            #expect(result.stderr.contains("in_2: its source late-src:out_2 appeared; connected"), "\(result.stderr)")
+            #expect(!result.stderr.contains("never connected"), "\(result.stderr)")
+            #expect(
+                result.stdout.contains("\"event\":\"source_found\",\"input\":\"in_1\",\"ports\":[\"late-src:out_1\"]"),
+                "\(result.stdout.suffix(800))")
+            #expect(
+                result.stdout.contains("\"event\":\"source_found\",\"input\":\"in_2\",\"ports\":[\"late-src:out_2\"]"))
+            // The take: silence, then the source on both inputs, exact (the two inputs connect
+            // with two jack_connect calls: checked from 2048 frames into the signal).
+            let samples = try SoundFileReader(path: path).readAllFloats()
+            #expect(samples.count == 4 * server.sampleRate * 2)
+            let first = stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 || samples[$0 + 1] != 0 }
+            let firstFrame = try #require(first, "the take holds only silence") / 2
+            #expect(firstFrame >= server.sampleRate, "the source sounded \(firstFrame) frames in, before it started")
+            let from = firstFrame + 2048
+            #expect(from < samples.count / 2 - server.sampleRate / 2, "less than 0.5 s of source: \(firstFrame)")
+            let match = samples.withUnsafeBufferPointer {
+                ReferenceSignal.match(interleaved: UnsafeBufferPointer(rebasing: $0[2 * from ..< samples.count]))
+            }
+            #expect(match.startFrame != nil && match.mismatchedFrames == 0, "\(match)")
+        }
+
+        @Test("--allow-unconnected: a -p whose port never appears: the take runs, names it and exits 66")
+        func waitingSourceNeverAppears() throws {
+            let server = try SharedTestServer.require()
+            let path = TestEnvironment.scratchFolder("never-appears") + "/take.wav"
+            let result = try MicmonProcess.run([
+                "record", path, "-s", server.name, "-n", "rec-nobody", "-p", server.source.outputPorts[0], "-p",
+                "nobody:out_*", "--duration", "1", "--allow-unconnected", "--json",
+            ])
+            #expect(result.exitCode == 66, "stderr: \(result.stderr)")
+            #expect(
+                result.stderr.contains("in_2 was never connected to its source 'nobody:out_*'"), "\(result.stderr)")
+            #expect(!result.stderr.contains("in_1 was never connected"), "\(result.stderr)")
             #expect(try TakeCheck.verify(path: path).frameCount == server.sampleRate)
         }
     }

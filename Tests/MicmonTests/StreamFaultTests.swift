@@ -287,6 +287,31 @@ struct NumberAndNameParseTests {
         }
     }
 
+    @Test("waiting for missing requests: each holds one input, in order; repeats stay errors")
+    func resolutionWaitingForMissingRequests() throws {
+        let ports = ["src:out_1", "src:out_2"]
+        let waiting = try PortSelection.resolveWaiting(
+            ["late:out_1", "src:out_*", "late:*"], among: ports, kind: "output", waitsForMissing: true)
+        #expect(waiting.ports == ["", "src:out_1", "src:out_2", ""])
+        #expect(waiting.requestOfInput == [0, 1, 1, 2])
+        #expect(waiting.waitingInputs == [0, 3])
+        // Without waiting, the first request that matches nothing is the error.
+        do {
+            _ = try PortSelection.resolveWaiting(
+                ["src:out_1", "late:*"], among: ports, kind: "output", waitsForMissing: false)
+            Issue.record("a request that matches nothing was accepted")
+        } catch {
+            #expect(error.request == "late:*" && error.repeatedPort == nil)
+        }
+        do {
+            _ = try PortSelection.resolveWaiting(
+                ["late:*", "src:out_2", "src:out_2"], among: ports, kind: "output", waitsForMissing: true)
+            Issue.record("a repeated port was accepted while waiting")
+        } catch {
+            #expect(error.repeatedPort == "src:out_2")
+        }
+    }
+
     @Test("a client name over JACK's limit is a usage error giving the limit")
     func longClientName() {
         let limit = JackClient.maximumNameLength
