@@ -32,10 +32,17 @@ public struct PlaybackCounters: ~Copyable {
     public let missedGapCount = Atomic<UInt64>(0)
     public let framesMissed = Atomic<UInt64>(0)
     /// PipeWire only: cycles micmon ran late and was then called again for the same position,
-    /// whose output the graph reads instead, and cycles it entered a period or more after they
-    /// began, whose output came too late for them (each one is in `framesMissed`). Realtime
-    /// thread.
+    /// whose output the graph reads instead (each one is in `framesMissed`), and cycles it entered
+    /// a period or more after they began (each one is in `framesUncertain`). Realtime thread.
     public let lateCycles = Atomic<UInt64>(0)
+    /// PipeWire only: periods of cycles micmon entered a period or more after they began, with
+    /// the counter showing +N. Their output reached the outputs if the whole graph ran late with
+    /// it (a late driver), and never did if the graph ran its readers without it (micmon alone
+    /// late); nothing a client sees tells the two apart (docs/platforms.md). In
+    /// `uncertainGaps` at their playback positions; non-zero means exit 75, never 0. Realtime
+    /// thread.
+    public let uncertainGapCount = Atomic<UInt64>(0)
+    public let framesUncertain = Atomic<UInt64>(0)
     /// Late reads of the frame counter that netted out (+2N then +0, jackd2): nothing missed.
     public let timelineJitter = Atomic<UInt64>(0)
     public init() {}
@@ -60,12 +67,14 @@ struct PlaybackKernel {
     /// Where the outputs' timeline losses go, for the summary: `startFrame` is the playback
     /// position (frames played) from which the file reached the outputs late.
     var missedGaps: SPSCRing<DropEvent>.Producer? = nil
+    /// Where the periods of late entries go (`PlaybackCounters.framesUncertain`), the same way.
+    var uncertainGaps: SPSCRing<DropEvent>.Producer? = nil
     /// PipeWire's libjack: after a cycle that ran late (+2N), the graph reads the output of the
     /// cycle that repeats its position (+0), so the late cycle's period never reaches the outputs
-    /// (measured with witnesses downstream: docs/platforms.md). A repeat is then a loss. So is a
-    /// cycle micmon enters a period or more after it began while the counter has not moved on
-    /// (the driver had not yet published the next cycle): the graph ran that cycle's readers
-    /// without micmon's output, and its period never reached them.
+    /// (measured with witnesses downstream: docs/platforms.md). A repeat is then a loss. A cycle
+    /// micmon enters a period or more after it began while the counter has not moved on is an
+    /// uncertain loss: lost when the graph ran that cycle's readers without micmon's output, whole
+    /// when the driver itself was that late and the graph with it.
     var lateRepeatIsRead = false
     /// Cycles entered a period or more after their start (PipeWire only, see above).
     var lateEntries: UInt64 = 0
@@ -185,16 +194,16 @@ struct PlaybackKernel {
     }
 
     /// A cycle entered a period or more after it began (PipeWire): this cycle's period of the
-    /// file is lost at the outputs, at the playback position. Realtime thread.
+    /// file may not have reached the outputs, at the playback position. Realtime thread.
     @_noLocks @_noAllocation
     private mutating func noteLateEntry(frameCount: Int) {
         lateEntries &+= 1
         counters.pointee.lateCycles.store(timeline.repeatedPositions &+ lateEntries, ordering: .relaxed)
-        counters.pointee.missedGapCount.add(1, ordering: .relaxed)
-        counters.pointee.framesMissed.add(UInt64(frameCount), ordering: .relaxed)
+        counters.pointee.uncertainGapCount.add(1, ordering: .relaxed)
+        counters.pointee.framesUncertain.add(UInt64(frameCount), ordering: .relaxed)
         lastMissedGap.startFrame = framesPlayed
         lastMissedGap.frameCount = UInt64(frameCount)
-        _ = missedGaps?.pushOne(lastMissedGap)
+        _ = uncertainGaps?.pushOne(lastMissedGap)
     }
 
     /// Logs and counts what the judge settled. Realtime thread.

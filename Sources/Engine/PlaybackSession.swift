@@ -80,6 +80,8 @@ public final class PlaybackSession {
     private let reader: PlaybackReader
     private let missedRing = SPSCRing<DropEvent>(capacity: 1024)
     private var missedLog: [DropEvent] = []
+    private let uncertainRing = SPSCRing<DropEvent>(capacity: 1024)
+    private var uncertainLog: [DropEvent] = []
 
     /// Opens the file, connects to the server, registers the outputs, resolves the destinations
     /// and prepares all realtime memory. Nothing plays until `start()`.
@@ -127,6 +129,7 @@ public final class PlaybackSession {
         memory.keep(ring)
         memory.keep(mailbox)
         memory.keep(missedRing)
+        memory.keep(uncertainRing)
         do {
             reader = try PlaybackReader(
                 file: file, ring: ring.producer, counters: counters, loops: configuration.loops, ratio: ratio)
@@ -140,6 +143,7 @@ public final class PlaybackSession {
             meterCoefficients: MeterCoefficients(sampleRate: Double(sampleRate)), meterMailbox: mailbox.writer,
             counters: counters)
         kernel.missedGaps = missedRing.producer
+        kernel.uncertainGaps = uncertainRing.producer
         kernel.lateRepeatIsRead = JackClient.isPipeWire
         kernel.timeline = TimelineJudge(sampleRate: sampleRate)
         do { try core.install(kernel, process: playbackProcess) } catch { throw .jack(error) }
@@ -192,16 +196,30 @@ public final class PlaybackSession {
     /// stopped), at the playback positions of `missedGaps()`.
     public var framesMissed: UInt64 { counters.pointee.framesMissed.load(ordering: .relaxed) }
     public var missedGapCount: UInt64 { counters.pointee.missedGapCount.load(ordering: .relaxed) }
-    /// PipeWire only: cycles micmon ran late (each one also in `framesMissed`).
+    /// PipeWire only: cycles micmon ran late (each one also in `framesMissed` or
+    /// `framesUncertain`).
     public var lateCycles: UInt64 { counters.pointee.lateCycles.load(ordering: .relaxed) }
+    /// PipeWire only: frames of cycles entered a period late, which may not have reached the
+    /// outputs (see `PlaybackCounters.framesUncertain`), at the positions of `uncertainGaps()`.
+    public var framesUncertain: UInt64 { counters.pointee.framesUncertain.load(ordering: .relaxed) }
+    public var uncertainGapCount: UInt64 { counters.pointee.uncertainGapCount.load(ordering: .relaxed) }
     public var timelineJitter: UInt64 { counters.pointee.timelineJitter.load(ordering: .relaxed) }
     /// The first 1000 missed gaps (playback positions), as logged so far. Main thread.
     public func missedGaps() -> [DropEvent] {
-        let slices = missedRing.consumer.readableSlices()
-        for gap in slices.first where missedLog.count < 1000 { missedLog.append(gap) }
-        for gap in slices.second where missedLog.count < 1000 { missedLog.append(gap) }
-        missedRing.consumer.commitRead(count: slices.count)
+        Self.drain(missedRing, into: &missedLog)
         return missedLog
+    }
+    /// The first 1000 uncertain gaps (playback positions), as logged so far. Main thread.
+    public func uncertainGaps() -> [DropEvent] {
+        Self.drain(uncertainRing, into: &uncertainLog)
+        return uncertainLog
+    }
+    /// Moves what the kernel logged in `ring` to `log`, keeping the first 1000. Main thread.
+    private static func drain(_ ring: SPSCRing<DropEvent>, into log: inout [DropEvent]) {
+        let slices = ring.consumer.readableSlices()
+        for gap in slices.first where log.count < 1000 { log.append(gap) }
+        for gap in slices.second where log.count < 1000 { log.append(gap) }
+        ring.consumer.commitRead(count: slices.count)
     }
     public var isPaused: Bool { counters.pointee.isPaused.load(ordering: .relaxed) }
     public var xruns: UInt64 { core.memory.xruns }

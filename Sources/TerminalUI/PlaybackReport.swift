@@ -31,8 +31,16 @@ public enum PlaybackReport {
         public var framesMissed: UInt64 = 0
         public var missedGapCount: UInt64 = 0
         public var missedGaps: [SessionSummary.Drop] = []
-        /// PipeWire only: cycles micmon ran late (each one is in `framesMissed`).
+        /// PipeWire only: cycles micmon ran late (each one is in `framesMissed` or
+        /// `framesUncertain`).
         public var lateCycles: UInt64 = 0
+        /// PipeWire only: frames of cycles micmon entered a period after they began, which
+        /// reached the outputs only if the whole graph was that late with it (nothing a client
+        /// sees tells), in `uncertainGaps`. Non-zero means exit 75: a take that may have lost
+        /// frames is never reported whole.
+        public var framesUncertain: UInt64 = 0
+        public var uncertainGapCount: UInt64 = 0
+        public var uncertainGaps: [SessionSummary.Drop] = []
         /// Late reads of the server's frame counter that netted out: nothing missed.
         public var timelineJitter: UInt64 = 0
 
@@ -71,11 +79,20 @@ public enum PlaybackReport {
             )
             lines += SummaryFormatter.listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
         }
+        if s.uncertainGapCount > 0 {
+            lines.append(
+                "  unsure:    \(s.framesUncertain) frames in \(s.uncertainGapCount) period"
+                    + (s.uncertainGapCount == 1 ? "" : "s")
+                    + " entered a period late: lost unless the whole graph ran that late too (PipeWire does not tell)"
+            )
+            lines += SummaryFormatter.listed(s.uncertainGaps, total: Int(s.uncertainGapCount), sampleRate: s.sampleRate)
+        }
         if s.lateCycles > 0 {
             lines.append(
                 "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
-                    + " micmon ran late: PipeWire read the next call's output instead, so the late period never"
-                    + " reached the outputs (in missed)")
+                    + " micmon ran late (PipeWire): a late period never reached the outputs when the next call"
+                    + " repeated its position (in missed), and may not have when it was entered a period late"
+                    + " (in unsure)")
         }
         if s.timelineJitter > 0 { lines.append("  jitter:    \(s.timelineJitter) late counter reads, nothing missed") }
         return lines.map { "\n" + $0 }.joined()
@@ -93,19 +110,27 @@ public enum PlaybackReport {
         object.integer("non_finite_replaced", s.nonFiniteReplaced)
         object.integer("missed_gap_count", s.missedGapCount)
         object.integer("frames_missed", s.framesMissed)
-        object.objects(
-            "missed_gaps",
-            s.missedGaps.map { d in
-                var gap = JSONObject()
-                gap.integer("start_frame", d.startFrame)
-                gap.integer("length", d.length)
-                gap.number("start_s", SummaryFormatter.seconds(d.startFrame, s.sampleRate), decimals: 3)
-                gap.number("length_ms", 1000 * SummaryFormatter.seconds(d.length, s.sampleRate), decimals: 1)
-                return gap
-            })
+        object.objects("missed_gaps", gapList(s.missedGaps, sampleRate: s.sampleRate))
+        if s.uncertainGapCount > 0 {
+            object.integer("uncertain_gap_count", s.uncertainGapCount)
+            object.integer("frames_uncertain", s.framesUncertain)
+            object.objects("uncertain_gaps", gapList(s.uncertainGaps, sampleRate: s.sampleRate))
+        }
         object.integer("timeline_jitter", s.timelineJitter)
         if s.lateCycles > 0 { object.integer("late_cycles", s.lateCycles) }
         return object.text
+    }
+
+    /// Gaps as JSON objects: playback position and length, in frames and in time.
+    static func gapList(_ gaps: [SessionSummary.Drop], sampleRate: Int) -> [JSONObject] {
+        gaps.map { d in
+            var gap = JSONObject()
+            gap.integer("start_frame", d.startFrame)
+            gap.integer("length", d.length)
+            gap.number("start_s", SummaryFormatter.seconds(d.startFrame, sampleRate), decimals: 3)
+            gap.number("length_ms", 1000 * SummaryFormatter.seconds(d.length, sampleRate), decimals: 1)
+            return gap
+        }
     }
 }
 

@@ -140,9 +140,15 @@ enum PlayCommand {
             SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount)
         }
         summary.lateCycles = session.lateCycles
+        summary.framesUncertain = session.framesUncertain
+        summary.uncertainGapCount = session.uncertainGapCount
+        summary.uncertainGaps = session.uncertainGaps().map {
+            SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount)
+        }
         summary.timelineJitter = session.timelineJitter
-        // Frames that did not reach the outputs on time are micmon's own loss, as a capture's are.
-        if code == .ok && summary.framesMissed > 0 { code = .framesDropped }
+        // Frames that did not reach the outputs on time are micmon's own loss, as a capture's are;
+        // frames that may not have are never reported as a whole playback.
+        if code == .ok && (summary.framesMissed > 0 || summary.framesUncertain > 0) { code = .framesDropped }
         watchdog.stop()
         session.stop()
         Console.out((options.json ? PlaybackReport.json(summary) : PlaybackReport.text(summary)) + "\n")

@@ -11,6 +11,7 @@ final class PlaybackTimelineTests {
     let memory = SessionMemory(sampleRate: 48_000)
     let ring = SPSCRing<Float>(capacity: 1 << 16)
     let missed = SPSCRing<DropEvent>(capacity: 8)
+    let uncertain = SPSCRing<DropEvent>(capacity: 8)
     let counters: UnsafeMutablePointer<PlaybackCounters>
     let mailbox = LatestValueMailbox(count: 2, initial: ChannelMeter())
     let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
@@ -30,6 +31,7 @@ final class PlaybackTimelineTests {
             meterCoefficients: MeterCoefficients(sampleRate: 48_000), meterMailbox: mailbox.writer, counters: counters)
         kernel.outputs[1] = right
         kernel.missedGaps = missed.producer
+        kernel.uncertainGaps = uncertain.producer
         kernel.lateRepeatIsRead = true
         kernel.timeline = TimelineJudge(sampleRate: 48_000)
         let frames = [Float](repeating: 0.25, count: 2 * 20 * 256)
@@ -53,27 +55,32 @@ final class PlaybackTimelineTests {
             cycleStartMicroseconds: start, periodMicroseconds: 5333)
     }
 
-    func loggedGaps() -> [DropEvent] {
-        let slices = missed.consumer.readableSlices()
+    func loggedGaps(_ log: SPSCRing<DropEvent>) -> [DropEvent] {
+        let slices = log.consumer.readableSlices()
         return Array(slices.first) + Array(slices.second)
     }
 
     /// Measured with witnesses downstream (docs/platforms.md): micmon woken 8 ms late in a cycle
     /// whose position PipeWire had not yet moved on read +N, and the witnesses lost that
-    /// cycle's period of the file. Before, the summary said nothing of it.
-    @Test("a cycle entered a period or more after it began is one period lost, at the playback position")
-    func lateEntryIsALoss() {
+    /// cycle's period of the file; under heavier load the witnesses held such periods as often,
+    /// the whole graph late with micmon. Before, the summary said nothing of it; then it called
+    /// every one a loss.
+    @Test("a cycle entered a period or more after it began is one period uncertain, at the playback position")
+    func lateEntryIsUncertain() {
         cycle(advance: 0)  // the first armed cycle starts playing
         cycle()
         cycle()
         cycle(lateness: 8079)
         cycle(lateness: 2811)
         cycle()
-        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.uncertainGapCount.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
         // The two cycles before it played 2 × 256 frames (the first armed cycle plays nothing);
-        // the late one's period is the loss.
-        #expect(loggedGaps() == [DropEvent(startFrame: 512, frameCount: 256)])
+        // the late one's period is the one in doubt.
+        #expect(loggedGaps(uncertain) == [DropEvent(startFrame: 512, frameCount: 256)])
+        #expect(loggedGaps(missed).isEmpty)
     }
 
     @Test("entered late but within the period: nothing lost; +2N then a repeat is one loss, as before")
@@ -87,6 +94,7 @@ final class PlaybackTimelineTests {
         cycle(advance: 0, lateness: 2822)
         cycle()
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 0)
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
     }
 
@@ -98,5 +106,6 @@ final class PlaybackTimelineTests {
         cycle(lateness: 8079)
         cycle()
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 0)
     }
 }

@@ -554,11 +554,16 @@ extension JackIntegrationTests {
             #expect(result.exitCode == 75, "stderr: \(result.stderr) stdout: \(result.stdout.suffix(600))")
             let late = Self.summaryNumber("late_cycles", in: result.stdout) ?? 0
             let missed = Self.gaps("missed_gaps", in: result.stdout)
+            // Periods entered a period late: lost unless the whole graph was as late (PipeWire does
+            // not tell a client which), reported apart and never judged as certain.
+            let uncertain = Self.gaps("uncertain_gaps", in: result.stdout)
             // About 11 late cycles in 3 s (562 cycles at quantum 256); each costs one period.
             #expect(late >= 5, "\(result.stdout.suffix(600))")
-            #expect(missed.count >= late, "\(result.stdout.suffix(600))")
+            #expect(missed.count + uncertain.count >= late, "\(result.stdout.suffix(600))")
             #expect(
-                (Self.summaryNumber("frames_missed", in: result.stdout) ?? 0) >= late * PrivatePipeWire.quantum,
+                (Self.summaryNumber("frames_missed", in: result.stdout) ?? 0)
+                    + (Self.summaryNumber("frames_uncertain", in: result.stdout) ?? 0) >= late
+                    * PrivatePipeWire.quantum,
                 "\(result.stdout.suffix(600))")
             let played = Self.summaryNumber("frames_played", in: result.stdout) ?? 0
             // From one period after both witnesses were connected (by the player's clock, a
@@ -592,25 +597,32 @@ extension JackIntegrationTests {
             // one node), while the file reached the outputs whole.
             let shared = seen[0].filter { place in seen.dropFirst().allSatisfy { $0.contains(place) } }
             for place in shared where place.skipped > 0 {
-                let reported = missed.contains {
+                let reported = (missed + uncertain).contains {
                     UInt64($0.start) <= place.sourceFrame + 256
                         && place.sourceFrame <= UInt64($0.start + $0.length) + 256
                 }
-                #expect(reported, "not reported: \(place); missed gaps \(missed)")
+                #expect(reported, "not reported: \(place); missed gaps \(missed), uncertain \(uncertain)")
             }
-            // And no loss reported where no witness lost the file (a sound witness holds every
-            // frame that reached the outputs).
-            for gap in missed where gap.start >= judgedFrom && gap.start + gap.length + 512 <= played {
-                let seenSomewhere = seen.contains { places in
+            // And no certain loss reported where no witness lost the file (a sound witness holds
+            // every frame that reached the outputs).
+            func isSeen(_ gap: (start: Int, length: Int)) -> Bool {
+                seen.contains { places in
                     places.contains {
                         $0.skipped > 0 && UInt64(gap.start) <= $0.sourceFrame + 512
                             && $0.sourceFrame <= UInt64(gap.start + gap.length) + 512
                     }
                 }
-                #expect(seenSomewhere, "reported, but every witness holds the file there: \(gap); \(seen)")
             }
+            let judged = { (gap: (start: Int, length: Int)) in
+                gap.start >= judgedFrom && gap.start + gap.length + 512 <= played
+            }
+            for gap in missed where judged(gap) {
+                #expect(isSeen(gap), "reported, but every witness holds the file there: \(gap); \(seen)")
+            }
+            let uncertainSeen = uncertain.filter { judged($0) && isSeen($0) }.count
             print(
                 "late play: exit \(result.exitCode), late \(late), missed \(missed.count) gaps, "
+                    + "uncertain \(uncertain.count) (\(uncertainSeen) lost at the witnesses), "
                     + "witness places \(seen.map(\.count)), shared \(shared.count): \(shared.prefix(6)), "
                     + "unsound witnesses \(unsound)"
             )

@@ -165,14 +165,34 @@ let awkwardNames = [
                   missed:    512 frames in 2 gaps (the server ran them before micmon's output reached it)
                     at 0.256 s (frame 12288): 256 frames (5.3 ms)
                     at 0.512 s (frame 24576): 256 frames (5.3 ms)
-                  late:      2 cycles micmon ran late: PipeWire read the next call's output instead, so the late \
-                period never reached the outputs (in missed)
+                  late:      2 cycles micmon ran late (PipeWire): a late period never reached the outputs when \
+                the next call repeated its position (in missed), and may not have when it was entered a period late \
+                (in unsure)
                 """))
         #expect(
             PlaybackReport.json(late).hasSuffix(
                 #""missed_gap_count":2,"frames_missed":512,"missed_gaps":[{"start_frame":12288,"length":256,"#
                     + #""start_s":0.256,"length_ms":5.3},{"start_frame":24576,"length":256,"start_s":0.512,"#
                     + #""length_ms":5.3}],"timeline_jitter":0,"late_cycles":2}"#))
+        // A period entered late, which reached the outputs only if the whole graph was as late.
+        var unsure = late
+        unsure.framesUncertain = 256
+        unsure.uncertainGapCount = 1
+        unsure.uncertainGaps = [.init(startFrame: 48000, length: 256)]
+        unsure.lateCycles = 3
+        #expect(
+            PlaybackReport.text(unsure).contains(
+                """
+                  unsure:    256 frames in 1 period entered a period late: lost unless the whole graph ran that late \
+                too (PipeWire does not tell)
+                    at 1.000 s (frame 48000): 256 frames (5.3 ms)
+                  late:      3 cycles
+                """))
+        #expect(
+            PlaybackReport.json(unsure).hasSuffix(
+                #""length_ms":5.3}],"uncertain_gap_count":1,"frames_uncertain":256,"uncertain_gaps":[{"#
+                    + #""start_frame":48000,"length":256,"start_s":1.000,"length_ms":5.3}],"timeline_jitter":0,"#
+                    + #""late_cycles":3}"#))
     }
 
     @Test func routeChanges() {
