@@ -35,12 +35,13 @@ func entersAPeriodLate(entered: UInt64, cycleStart: UInt64, period: UInt64) -> B
 
 extension SessionLink {
     /// First thing in every process glue: the entry time, the start of realtime context (for
-    /// RealtimeSanitizer), and the cycle times. Realtime thread, inside the process callback.
+    /// RealtimeSanitizer), the rate this cycle runs at, and the cycle times. Realtime thread, inside the process callback.
     @inline(__always)
     func enterCycle() -> CycleStamp {
         if wakesUpLate() { MonotonicClock.pause(microseconds: lateWakeUpMicroseconds) }
         let entered = JackClock.now(fromSystemClock: readsSystemClock)
         RealtimeHooks.enter()
+        noteSampleRate(JackClock.sampleRate(client))
         let cycle = JackClock.cycle(client)
         return CycleStamp(
             entered: entered, startUsecs: cycle.startUsecs, periodUsecs: cycle.periodUsecs,

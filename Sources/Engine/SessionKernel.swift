@@ -40,6 +40,20 @@ struct SessionLink {
         return false
     }
 
+    /// The rate the client reads at a cycle's start: another than the session's is a rate change,
+    /// raised here as the sample-rate callback raises it. PipeWire's libjack may run a cycle at
+    /// the new rate before that callback (docs/platforms.md): the cycle that sees it takes
+    /// nothing, so a take never holds a period of another rate. 0 (unknown) changes nothing.
+    /// Realtime thread.
+    @_noLocks @_noAllocation
+    func noteSampleRate(_ rate: UInt32) {
+        guard rate != 0, rate != state.pointee.sampleRate,
+            !state.pointee.sampleRateChanged.load(ordering: .relaxed)
+        else { return }
+        state.pointee.changedSampleRate.store(rate, ordering: .relaxed)
+        state.pointee.sampleRateChanged.store(true, ordering: .releasing)
+    }
+
     /// Whether the glue waits before this cycle (the test-only late wake-up). Realtime thread,
     /// before the cycle's first libjack call.
     @_noLocks @_noAllocation

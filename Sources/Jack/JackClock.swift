@@ -56,6 +56,15 @@ public enum JackClock {
         jack_get_xrun_delayed_usecs(client)
     }
 
+    /// The server's sample rate as this client sees it now (`jack_get_sample_rate`, a read of the
+    /// client's shared state). PipeWire's libjack switches it before it calls the client's
+    /// sample-rate callback, and may run a process cycle at the new rate in between. Realtime
+    /// thread, inside the process callback.
+    @inlinable
+    public static func sampleRate(_ client: OpaquePointer) -> UInt32 {
+        jack_get_sample_rate(client)
+    }
+
     /// Frames since the current cycle started, by the server's clock
     /// (`jack_frames_since_cycle_start`). Realtime thread, inside the process callback.
     @inlinable

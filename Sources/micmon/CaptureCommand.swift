@@ -89,11 +89,21 @@ enum CaptureCommand {
         configuration.fileNames = TakeFileNames()
         var takeNumber = 1
         while true {
-            let code = run(
+            var code = run(
                 configuration, json: json, labels: labels, waitsForCycles: true, operations: operations,
                 controls: controls)
             guard code == .serverUnavailable || code == .sampleRateChanged, StopSignals.received == 0 else {
                 return code
+            }
+            // A take that never opened its file (the server refused the client) leaves its name to
+            // the next: no number is skipped and no continuation announced that was not written.
+            let wroteItsFile =
+                configuration.recording.map { PathEntry(path: $0.path, followingLinks: false) != nil } ?? true
+            // After a rate change the server never left, but under load PipeWire may refuse a new
+            // client while it reconfigures the graph: a few seconds of quiet retries before it
+            // counts as gone.
+            if code == .sampleRateChanged && !serverTakesAClient(configuration.serverName, within: 5) {
+                code = .serverUnavailable
             }
             let server = configuration.serverName ?? JackClient.defaultServerName
             if code == .serverUnavailable { Console.error("micmon: " + Messages.waitingForServer(server)) }
@@ -117,7 +127,7 @@ enum CaptureCommand {
                     reportedMissing = missing
                 }
             }
-            takeNumber += 1
+            if wroteItsFile { takeNumber += 1 }
             if let recording = first.recording, first.rotation.writesSeveralFiles {
                 // FILE is a pattern: the next files are named by their time (and numbered when
                 // a name is taken), as the run's files were.
@@ -129,7 +139,7 @@ enum CaptureCommand {
             } else if let recording = first.recording {
                 // A name already taken (an earlier run's continuation) is skipped, not overwritten
                 // without --force.
-                var path = continuationPath(recording.path, take: takeNumber)
+                var path = takeNumber == 1 ? recording.path : continuationPath(recording.path, take: takeNumber)
                 while !force
                     && (PathEntry(path: path, followingLinks: false) != nil
                         || PathEntry(path: path + ".json", followingLinks: false) != nil)
@@ -158,6 +168,21 @@ enum CaptureCommand {
                             ? Messages.continuingAtNewRate(into: nil) : Messages.serverBack(continuingInto: nil)))
             }
         }
+    }
+
+    /// Whether the server takes a client within `seconds` (tried every 0.2 s; false at once on a
+    /// stop signal). Main thread.
+    static func serverTakesAClient(_ serverName: String?, within seconds: Double) -> Bool {
+        let deadline = MonotonicClock.seconds() + seconds
+        while StopSignals.received == 0 {
+            if let probe = try? JackClient(name: "micmon-probe", serverName: serverName) {
+                probe.close()
+                return true
+            }
+            if MonotonicClock.seconds() >= deadline { return false }
+            StopSignals.sleep(seconds: 0.2)
+        }
+        return false
     }
 
     /// take.wav → take-2.wav (the number goes before the extension).

@@ -175,6 +175,25 @@ final class CaptureKernelTests {
         #expect(afterNewRate)
     }
 
+    @Test("a cycle that reads another rate at its start ends the take itself, taking nothing of it")
+    func cycleAtAnotherRateTakesNothing() {
+        runPeriod()
+        let takenBefore = taken()
+        #expect(takenBefore == UInt64(period))
+        // The rate the session was prepared for, read at a cycle's start: nothing changes.
+        kernel.link.noteSampleRate(48000)
+        runPeriod()
+        #expect(taken() == 2 * UInt64(period))
+        // PipeWire's libjack may run a cycle at the new rate before the sample-rate callback:
+        // the glue's read at the cycle start raises the flag, and that cycle is not taken.
+        kernel.link.noteSampleRate(44100)
+        runPeriod()
+        let raised = state.pointee.sampleRateChanged.load(ordering: .acquiring)
+        #expect(raised)
+        #expect(state.pointee.changedSampleRate.load(ordering: .relaxed) == 44100)
+        #expect(taken() == 2 * UInt64(period))
+    }
+
     @Test("a drop at the end of the take is written as trailing silence")
     func trailingDropIsFilled() throws {
         let path = scratchPath()

@@ -47,7 +47,7 @@ extension JackIntegrationTests {
         /// `stop()`.
         final class Rig {
             let pipeWire: PrivatePipeWire
-            let source: Tool
+            private(set) var source: Tool
             let witness: Tool
             let witnessPath: String
             let folder: String
@@ -60,13 +60,24 @@ extension JackIntegrationTests {
                 pipeWire = try PrivatePipeWire()
                 let counter = PipeWireIntegrationTests.counterFile
                 try TestEnvironment.require(FileManager.default.fileExists(atPath: counter), "no counter file")
-                source = try pipeWire.micmon(
-                    ["play", counter, "-n", "counter", "--json"] + sourceInputs.flatMap { ["-o", $0] })
+                let sourceArguments =
+                    ["play", counter, "-n", "counter", "--json"] + sourceInputs.flatMap { ["-o", $0] }
+                source = try pipeWire.micmon(sourceArguments)
                 witnessPath = folder + "/witness.wav"
                 witness = try pipeWire.start(
                     ["jack_capture", "--daemon"] + witnessPorts.flatMap { ["-p", $0] } + [witnessPath])
-                // Both run before micmon starts: the witness has written a tenth of a second.
-                let ready = TestEnvironment.waitUntil(timeout: 20) {
+                // Both run before micmon starts: the witness has written a tenth of a second. A
+                // fresh daemon on a loaded host now and then refuses the source's client although
+                // a jack_lsp was just served; the source is then started again (twice at most).
+                var sourceStarts = 1
+                let ready = TestEnvironment.waitUntil(timeout: 20) { [self] in
+                    if !source.process.isRunning && source.stderrSoFar.contains("cannot connect") && sourceStarts < 3,
+                        let again = try? pipeWire.micmon(sourceArguments)
+                    {
+                        print("note: the counter source was refused by the fresh PipeWire; started again")
+                        source = again
+                        sourceStarts += 1
+                    }
                     let size = (try? FileManager.default.attributesOfItem(atPath: witnessPath)[.size] as? Int) ?? 0
                     return size > PipeWireIntegrationTests.rate * 8 / 10 && source.stdoutSoFar.contains("\"meter\"")
                 }
@@ -294,10 +305,15 @@ extension JackIntegrationTests {
             Self.expectEndsOnTheLastFrameOfTheOldRate(path, verdict: verdict, witness: witness, stdout: result.stdout)
         }
 
-        /// A take cut by a rate change ends on the last frame the graph carried at the old rate:
-        /// its last frame is on the counter (no period of the new rate, nor silence, after it),
-        /// and it is the last counter frame the witness holds (the source ends at the rate change
-        /// too), unless micmon reported a loss at the take's end.
+        /// A take cut by a rate change ends with the last frames the graph carried at the old rate.
+        /// Every counter frame is of the old rate: the source (`micmon play`) stops at the change
+        /// like micmon, and PipeWire's libjack holds a client's process callback until its own
+        /// sample-rate callback has returned (the glue's rate read guards libjacks that do not).
+        /// So the take holds every counter frame the witness holds, up to the witness's last
+        /// (more where the witness, jack_capture under load, lost its own last periods), unless
+        /// micmon reported a loss at the take's end. After its last counter frame the take may
+        /// hold only what the witness holds after that frame: the source's own last periods lost
+        /// (silence in both, on a loaded host), never a stretch of the take's own.
         static func expectEndsOnTheLastFrameOfTheOldRate(
             _ path: String, verdict: PipeWireTakeJudge.Verdict, witness: PipeWireTakeJudge.WitnessRecording,
             stdout: String, sourceLocation: SourceLocation = #_sourceLocation
@@ -305,17 +321,22 @@ extension JackIntegrationTests {
             let take = try? PipeWireTakeJudge.Recording(path: path)
             let lastFrame = verdict.frameCount - 1
             let endsOnTheCounter = take.flatMap { lastFrame >= 0 ? $0.sourceFrame(lastFrame) : nil } != nil
-            #expect(
-                endsOnTheCounter, "the take's last frame is off the counter: \(verdict)", sourceLocation: sourceLocation
-            )
+            if !endsOnTheCounter {
+                let tail = verdict.damages.last { $0.takeFrames.upperBound == verdict.frameCount }
+                #expect(
+                    tail?.seenByWitness == true,
+                    "the take ends off the counter with a stretch the witness does not hold: \(verdict)",
+                    sourceLocation: sourceLocation)
+            }
             let witnessLast = witness.runs.filter { $0.count >= 8 }.map { $0.source + UInt64($0.count - 1) }.max()
             let lossAtTheEnd = reportedRanges(stdout).contains {
                 $0.upperBound + placementTolerance >= verdict.frameCount
             }
-            if !lossAtTheEnd {
+            #expect(witnessLast != nil, "the witness holds no counter: \(verdict)", sourceLocation: sourceLocation)
+            if !lossAtTheEnd, let witnessLast {
                 #expect(
-                    verdict.lastSource == witnessLast,
-                    "the take's last counter frame \(verdict.lastSource.map(String.init) ?? "none"), the witness's \(witnessLast.map(String.init) ?? "none"): \(verdict)",
+                    (verdict.lastSource ?? 0) >= witnessLast,
+                    "the take's last counter frame \(verdict.lastSource.map(String.init) ?? "none"), the witness's \(witnessLast): \(verdict)",
                     sourceLocation: sourceLocation)
             }
         }
