@@ -57,6 +57,11 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.monitorPass(frameCount: Int(frameCount))
     }
     if kernel.pointee.plantsAllocation { plantedAllocation() }
+    if let trace = kernel.pointee.trace {
+        kernel.pointee.noteCycle(
+            in: trace, stamp: stamp, left: JackClock.now(fromSystemClock: kernel.pointee.link.readsSystemClock),
+            counterGiven: cycleStartFrame, frameCount: frameCount)
+    }
     kernel.pointee.link.leaveCycle(stamp, frameCount: frameCount)
     return 0
 }

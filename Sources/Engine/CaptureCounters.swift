@@ -31,6 +31,12 @@ public struct CaptureCounters: ~Copyable {
     /// (PipeWire) or the same samples (jackd2). Each settled a loss of micmon's own (counted in
     /// `missedGaps`).
     public let lateCycles = Atomic<UInt64>(0)
+    /// PipeWire only: periods of digital silence on every input, from a buffer that carried data,
+    /// between periods that were not silent (`CaptureKernel.noteSilentCycle`): what the graph gave
+    /// micmon there, which another reader of the same port may have got as sound. How many runs
+    /// and frames; each means exit 75.
+    public let uncertainGaps = Atomic<UInt64>(0)
+    public let framesUncertain = Atomic<UInt64>(0)
     /// NaN and ±∞ samples monitoring sent to its outputs as 0 (`CaptureKernel.monitorPass`).
     public let monitorNonFiniteReplaced = Atomic<UInt64>(0)
     /// Frames the analysis ring had no room for (the analysis thread fell behind): the loudness

@@ -35,6 +35,8 @@ struct CaptureKernel {
     /// Where micmon's own timeline losses go (the server's clock ran past micmon), for the
     /// summary; each is also a drop, written as silence in its place (`TimelineJudge`).
     let missedGaps: SPSCRing<DropEvent>.Producer
+    /// Where uncertain periods go (`noteSilentCycle`), for the summary.
+    let uncertainGaps: SPSCRing<DropEvent>.Producer
     let counters: UnsafeMutablePointer<CaptureCounters>
     /// Frames to take in all (`--duration`), or `UInt64.max`.
     let frameLimit: UInt64
@@ -57,6 +59,8 @@ struct CaptureKernel {
     /// Test-only (`MICMON_TEST_PLANT_RT_ALLOCATION=1`): the glue allocates on every cycle, so a
     /// test can prove that the RealtimeSanitizer check catches a violation. Never set otherwise.
     var plantsAllocation = false
+    /// Test-only (`MICMON_TEST_CYCLE_TRACE=PATH`): what the glue saw in each cycle, or nil.
+    var trace: UnsafeMutablePointer<CycleTrace>? = nil
     /// PipeWire's libjack only: each input port's own silent buffer, what `jack_port_get_buffer`
     /// returns when the port holds no data this cycle (taken before activation,
     /// `JackPortBuffer.idleBuffer`), one per channel; nil on other platforms.
@@ -97,9 +101,21 @@ struct CaptureKernel {
     var emptyRunInserted: UInt64 = 0
     /// Whether the last cycle had data on an input (PipeWire only).
     var lastCycleHadData = false
+    /// PipeWire only: a run of cycles whose every input carried digital silence from a buffer
+    /// with data, after a cycle that was not silent (`noteSilentCycle`): where it began on the
+    /// take, its frames and cycles so far; and whether the last cycle carried sound.
+    var silentRunStart: UInt64 = 0
+    var silentRunFrames: UInt64 = 0
+    var silentRunCycles = 0
+    var silentRunIsOpen = false
+    var lastCycleHadSound = false
     /// Cycles an empty run may last and still be a loss: a source that stops delivering for
     /// longer (it left, or was disconnected) is the route's business (`RouteWatch`), not a gap.
     static let emptyRunLimit = 16
+    /// Cycles a run of digital silence may last and still be uncertain (`noteSilentCycle`): the
+    /// graph's silent periods came one or two at a time; a source that goes silent for longer
+    /// (a gate, a pause) is no fault.
+    static let silentRunLimit = 4
     /// PipeWire only: input 0's buffer in the last steady cycle with data and the position it
     /// held, and the other buffer seen before it (nil when not known). The graph's nodes
     /// alternate two buffers by period, so a buffer's parity tells which period it holds.
@@ -218,7 +234,10 @@ struct CaptureKernel {
                 steady: !timeline.isHolding && !verdict.releasesHold && verdict.jitterFrames == 0
                     && !verdict.counterReset)
         }
-        if idleInputs != nil { noteEmptyCycle(frameCount: UInt64(frameCount), inputsIdle: inputsIdle) }
+        if idleInputs != nil {
+            noteEmptyCycle(frameCount: UInt64(frameCount), inputsIdle: inputsIdle)
+            noteSilentCycle(frameCount: frameCount, inputsIdle: inputsIdle)
+        }
         let remaining = frameLimit - framesTaken
         if remaining == 0 { return }
         let frames = UInt64(frameCount) < remaining ? frameCount : Int(truncatingIfNeeded: remaining)
@@ -506,6 +525,77 @@ struct CaptureKernel {
         emptyRunFrames &+= frameCount
         emptyRunCycles += 1
         if emptyRunCycles > Self.emptyRunLimit { endEmptyRunUncounted() }
+    }
+
+    /// PipeWire only. A period of digital silence on every input, from a buffer that carried data
+    /// (not the port's idle one), at a steady counter, between periods that were not silent: under
+    /// load the graph gave micmon such a period where a witness on the same port got the sound,
+    /// and micmon's take ran a period behind it from there (docs/timeline.md, "A silent period").
+    /// Nothing a client sees tells that from a source that really went silent for a moment, so a
+    /// run of such cycles ended by sound soon after is reported as uncertain
+    /// (`uncertainGaps`, exit 75), never as a loss, and nothing is moved. A longer silence (over
+    /// `silentRunLimit` cycles), or one at the take's start or end, is the source's. Realtime
+    /// thread.
+    @_noLocks @_noAllocation
+    private mutating func noteSilentCycle(frameCount: Int, inputsIdle: Bool) {
+        if inputsIdle || timeline.isHolding {
+            // The empty-run rule's business, or places that move: not counted.
+            silentRunIsOpen = false
+            lastCycleHadSound = false
+            return
+        }
+        if !inputsAreSilent(frameCount: frameCount) {
+            if silentRunIsOpen && silentRunCycles > 0 && silentRunStart < frameLimit {
+                let room = frameLimit - silentRunStart
+                let frames = silentRunFrames < room ? silentRunFrames : room
+                counters.pointee.uncertainGaps.add(1, ordering: .relaxed)
+                counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
+                var event = pendingDrop
+                event.startFrame = silentRunStart
+                event.frameCount = frames
+                // A full log loses the entry, never the counts.
+                _ = uncertainGaps.pushOne(event)
+            }
+            silentRunIsOpen = false
+            lastCycleHadSound = true
+            return
+        }
+        if !silentRunIsOpen && lastCycleHadSound {
+            silentRunIsOpen = true
+            silentRunStart = framesTaken
+            silentRunFrames = 0
+            silentRunCycles = 0
+        }
+        lastCycleHadSound = false
+        guard silentRunIsOpen else { return }
+        silentRunFrames &+= UInt64(frameCount)
+        silentRunCycles += 1
+        if silentRunCycles > Self.silentRunLimit { silentRunIsOpen = false }
+    }
+
+    /// Whether every input holds digital silence (±0) for the whole period; the first sample of
+    /// each input decides at once for a signal. Realtime thread.
+    @_noLocks @_noAllocation
+    func inputsAreSilent(frameCount: Int) -> Bool {
+        guard channelCount > 0, frameCount > 0 else { return false }
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: `inputs` holds one entry per channel, each `frameCount` samples this cycle.
+            if inputs[channel][0] != 0 { return false }
+            channel += 1
+        }
+        channel = 0
+        while channel < channelCount {
+            let samples = inputs[channel]
+            var i = 1
+            while i < frameCount {
+                // SAFETY: as above.
+                if samples[i] != 0 { return false }
+                i += 1
+            }
+            channel += 1
+        }
+        return true
     }
 
     /// Ends an empty run without counting its silence (no data followed it soon enough, or the

@@ -44,6 +44,8 @@ final class CaptureMemory {
     /// The realtime side's logs of graph-wide gaps and of micmon's own timeline losses.
     let serverGapRing = SPSCRing<DropEvent>(capacity: 1024)
     let missedRing = SPSCRing<DropEvent>(capacity: 1024)
+    /// The realtime side's log of uncertain periods (`CaptureKernel.noteSilentCycle`).
+    let uncertainRing = SPSCRing<DropEvent>(capacity: 1024)
     /// Channels in the file: the inputs, the clean channel, or both (see `RecordedChannels`).
     let recordedChannelCount: Int
     let kernel: CaptureKernel
@@ -107,6 +109,7 @@ final class CaptureMemory {
         }
         memory.keep(serverGapRing)
         memory.keep(missedRing)
+        memory.keep(uncertainRing)
         if let suppressor = plan.suppressor { memory.keep(suppressor) }
 
         var kernel = CaptureKernel(
@@ -115,6 +118,7 @@ final class CaptureMemory {
             meterCoefficients: MeterCoefficients(sampleRate: Double(plan.sampleRate)),
             meterMailbox: mailbox.writer, samples: sampleRing?.producer, drops: dropRing?.producer,
             analysis: analysisRing?.producer, serverGaps: serverGapRing.producer, missedGaps: missedRing.producer,
+            uncertainGaps: uncertainRing.producer,
             counters: counters, frameLimit: max(plan.frameLimit, 1), monitor: route, meterCount: meterCount,
             recordSources: inputs + recorded.offset, recordedChannelCount: recorded.count,
             suppressor: plan.suppressor?.kernelPointer)

@@ -187,6 +187,12 @@ public struct CaptureSummary: Sendable {
     /// Cycles micmon was given late (the next period early, then nothing new): each one a loss
     /// of micmon's own, counted in `missedGapCount` (docs/timeline.md).
     public var lateCycles: UInt64 = 0
+    /// PipeWire only: runs of digital silence between sound that the graph may have given
+    /// micmon alone (`CaptureKernel.noteSilentCycle`), their frames, and where they fall (the
+    /// first `serverGapListLimit`). Non-zero means exit 75 (docs/timeline.md).
+    public var uncertainGapCount: UInt64 = 0
+    public var framesUncertain: UInt64 = 0
+    public var uncertainGaps: [DropEvent] = []
     /// The raw xrun callbacks behind `xruns`.
     public var xrunCallbacks: UInt64 = 0
     public let readings: [MeterReading]
@@ -269,6 +275,7 @@ public final class CaptureSession {
     public let recordedChannelNames: [String]
     private var serverGapLog: [DropEvent] = []
     private var missedLog: [DropEvent] = []
+    private var uncertainLog: [DropEvent] = []
     /// How many server gaps the summary lists (all are counted), so memory stays flat.
     public static let serverGapListLimit = 1000
     private let routeWatch: RouteWatch
@@ -278,6 +285,8 @@ public final class CaptureSession {
     /// Callback lateness and execution time, folded on the main thread (see `drainTimings()`).
     public var callbackStatistics: CallbackStatistics { core.memory.callbackStatistics }
     private var summary: CaptureSummary?
+    /// Test-only: the cycle trace and where it goes (`MICMON_TEST_CYCLE_TRACE`).
+    private var cycleTrace: (UnsafeMutablePointer<CycleTrace>, String)?
     /// Every event of the run on the take's timeline (triggers, splits, ...).
     public let events: TakeEventLog
     private let hasTrigger: Bool
@@ -523,6 +532,13 @@ public final class CaptureSession {
             requests: configuration.sourcePorts, requestOfInput: requestOfInput)
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
+        if let path = Environment.value("MICMON_TEST_CYCLE_TRACE"), !path.isEmpty {
+            let capacity = 1 << 16
+            let entries = core.memory.make(repeating: CycleTraceEntry(), count: capacity)
+            let trace = core.memory.make(CycleTrace(entries: entries, capacity: capacity))
+            kernel.trace = trace
+            cycleTrace = (trace, path)
+        }
         do { try core.install(kernel, process: captureProcess) } catch { throw .jack(error) }
     }
 
@@ -644,6 +660,7 @@ public final class CaptureSession {
             }
         }
         Self.drain(parts.missedRing.consumer, into: &missedLog)
+        Self.drain(parts.uncertainRing.consumer, into: &uncertainLog)
     }
 
     /// Moves what `consumer` holds onto `log` (up to `serverGapListLimit` entries), calling `each`
@@ -733,6 +750,7 @@ public final class CaptureSession {
         let serverLost = serverIsGone
         if !serverLost && core.isStarted { noteConnections() }
         core.stop()
+        writeCycleTrace()
         drainServerGaps()
         let written = writer?.finish()
         let analysed = analysis?.finish()
@@ -752,6 +770,9 @@ public final class CaptureSession {
         final.missedGaps = missedLog
         final.timelineJitter = counters.pointee.timelineJitter.load(ordering: .relaxed)
         final.lateCycles = counters.pointee.lateCycles.load(ordering: .relaxed)
+        final.uncertainGapCount = counters.pointee.uncertainGaps.load(ordering: .relaxed)
+        final.framesUncertain = counters.pointee.framesUncertain.load(ordering: .relaxed)
+        final.uncertainGaps = uncertainLog
         final.xrunCallbacks = core.memory.xrunCallbacks
         final.partialPath = written?.keptPartial
         final.framesPaused = written?.framesPaused ?? 0
@@ -778,5 +799,13 @@ public final class CaptureSession {
     /// Deactivates and closes the JACK client (after `stop()`). Main thread.
     public func close() {
         core.close()
+    }
+
+    /// Test-only: writes the cycle trace (`MICMON_TEST_CYCLE_TRACE`) once the kernel stopped.
+    /// Main thread.
+    private func writeCycleTrace() {
+        guard let (trace, path) = cycleTrace else { return }
+        try? FileSystem.writeWhole(trace.pointee.lines().joined(separator: "\n") + "\n", to: path)
+        cycleTrace = nil
     }
 }

@@ -44,6 +44,13 @@ public enum Messages {
             + " (micmon was late or stopped; JACK cannot tell whether other clients got them)"
     }
 
+    /// PipeWire: short runs of digital silence between sound (`CaptureKernel.noteSilentCycle`).
+    public static func silenceUncertain(_ frames: UInt64, runs: UInt64) -> String {
+        "\(frames) frames in \(runs) short run" + (runs == 1 ? "" : "s")
+            + " of digital silence between sound: the graph may have given micmon silence there while"
+            + " the source had sound (JACK cannot tell; the summary lists where)"
+    }
+
     /// `record -`: stdout's reader went away.
     public static func outputClosed(frames: UInt64) -> String {
         "the reader of stdout went away (a closed pipe); the take ended after \(frames) frames (exit 141)"

@@ -196,6 +196,12 @@ public struct SessionSummary: Sendable, Equatable {
     /// Cycles micmon was given late (the next period early, then nothing new: PipeWire's idle
     /// buffer, or jackd2's same samples again), part of the missed gaps. docs/timeline.md.
     public var lateCycles: UInt64 = 0
+    /// PipeWire only: runs of digital silence between sound that the graph may have given micmon
+    /// alone (JACK cannot tell them from a source gone silent), their frames and places. Non-zero
+    /// means exit 75. docs/timeline.md, "A silent period".
+    public var uncertainGapCount: UInt64 = 0
+    public var framesUncertain: UInt64 = 0
+    public var uncertainGaps: [Drop] = []
     /// The platform counts only its driver's xruns (PipeWire's JACK): a client too late for the
     /// graph is no xrun there (docs/platforms.md).
     public var xrunsAreDriverOnly = false

@@ -104,6 +104,14 @@ public enum SummaryFormatter {
                     + " (the server ran them without micmon; JACK cannot tell whether other clients got them)")
             lines += listed(s.missedGaps, total: Int(s.missedGapCount), sampleRate: s.sampleRate)
         }
+        if s.uncertainGapCount > 0 {
+            lines.append(
+                "  unsure:    \(s.framesUncertain) frames in \(s.uncertainGapCount) run"
+                    + (s.uncertainGapCount == 1 ? "" : "s")
+                    + " of digital silence between sound (the graph may have given micmon silence where the"
+                    + " source had sound; JACK cannot tell)")
+            lines += listed(s.uncertainGaps, total: Int(s.uncertainGapCount), sampleRate: s.sampleRate)
+        }
         if s.lateCycles > 0 {
             lines.append(
                 "  late:      \(s.lateCycles) cycle" + (s.lateCycles == 1 ? "" : "s")
@@ -219,6 +227,11 @@ public enum SummaryFormatter {
         object.objects("missed_gaps", gapList(s.missedGaps))
         object.integer("timeline_jitter", s.timelineJitter)
         if s.lateCycles > 0 { object.integer("late_cycles", s.lateCycles) }
+        if s.uncertainGapCount > 0 {
+            object.integer("uncertain_gap_count", s.uncertainGapCount)
+            object.integer("frames_uncertain", s.framesUncertain)
+            object.objects("uncertain_gaps", gapList(s.uncertainGaps))
+        }
         if let partial = s.partialPath { object.string("partial", partial) }
         if let analysis = s.analysis {
             object.object("analysis", AnalysisFormat.json(analysis))

@@ -404,10 +404,14 @@ enum CaptureCommand {
         if summary.framesMissed > 0 {
             Console.error("micmon: " + Messages.framesMissed(summary.framesMissed, gaps: summary.missedGapCount))
         }
+        if summary.framesUncertain > 0 {
+            Console.error(
+                "micmon: " + Messages.silenceUncertain(summary.framesUncertain, runs: summary.uncertainGapCount))
+        }
         for (input, source) in summary.neverConnected {
             Console.error("micmon: " + Messages.neverConnected(input: input, source: source))
         }
-        if summary.framesDropped > 0 || summary.framesMissed > 0 {
+        if summary.framesDropped > 0 || summary.framesMissed > 0 || summary.framesUncertain > 0 {
             if summary.framesDropped > 0 { Console.error("micmon: " + Messages.framesDropped(summary.framesDropped)) }
             return .framesDropped
         }

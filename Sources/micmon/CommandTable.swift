@@ -294,7 +294,9 @@ enum CommandTable {
                 not give them back (micmon was late or stopped), those frames are missed: silence
                 in their place, listed and counted as dropped (exit 75). A late counter read
                 that nets out is jitter, not a gap; frames the driver lost for every client are
-                server gaps, listed apart with nothing inserted (docs/timeline.md).
+                server gaps, listed apart with nothing inserted (docs/timeline.md). On PipeWire a
+                short run of digital silence between sound is listed as unsure (exit 75): the
+                graph may have given micmon silence there while the source had sound.
 
                 Pause and resume: the space key on the terminal, SIGUSR2 (a toggle) or micmon
                 pause / resume stop writing without closing the file; the meters go on, and a

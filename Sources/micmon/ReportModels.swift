@@ -106,6 +106,11 @@ extension SessionSummary {
         missedGaps = summary.missedGaps.map { SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount) }
         timelineJitter = summary.timelineJitter
         lateCycles = summary.lateCycles
+        uncertainGapCount = summary.uncertainGapCount
+        framesUncertain = summary.framesUncertain
+        uncertainGaps = summary.uncertainGaps.map {
+            SessionSummary.Drop(startFrame: $0.startFrame, length: $0.frameCount)
+        }
         xrunsAreDriverOnly = JackClient.isPipeWire
         xrunCallbacks = summary.xrunCallbacks
         analysis = summary.analysis

@@ -25,6 +25,7 @@ final class CaptureKernelTests {
     let drops = SPSCRing<DropEvent>(capacity: 8)
     let serverGaps = SPSCRing<DropEvent>(capacity: 2)
     let missedGaps = SPSCRing<DropEvent>(capacity: 4)
+    let uncertainGaps = SPSCRing<DropEvent>(capacity: 4)
     /// The session core's memory (a timing ring of 4), as a session would make it.
     let memory = SessionMemory(sampleRate: 48000, timingCapacity: 4)
     var state: UnsafeMutablePointer<SessionState> { memory.state }
@@ -37,8 +38,8 @@ final class CaptureKernelTests {
         inputs.initialize(repeating: UnsafePointer(left), count: 2)
         kernel = Self.makeKernel(
             ports: ports, inputs: inputs, meters: meters, mailbox: mailbox, samples: samples,
-            drops: drops, serverGaps: serverGaps, missedGaps: missedGaps, counters: counters, memory: memory,
-            frameLimit: .max)
+            drops: drops, serverGaps: serverGaps, missedGaps: missedGaps, uncertainGaps: uncertainGaps,
+            counters: counters, memory: memory, frameLimit: .max)
     }
 
     static func makeKernel(
@@ -46,6 +47,7 @@ final class CaptureKernelTests {
         meters: UnsafeMutablePointer<ChannelMeter>, mailbox: LatestValueMailbox<ChannelMeter>,
         samples: SPSCRing<Float>, drops: SPSCRing<DropEvent>, serverGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
         missedGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
+        uncertainGaps: SPSCRing<DropEvent> = SPSCRing(capacity: 4),
         counters: UnsafeMutablePointer<CaptureCounters>,
         memory: SessionMemory, frameLimit: UInt64
     ) -> CaptureKernel {
@@ -54,7 +56,7 @@ final class CaptureKernelTests {
             channelCount: 2, ports: ports, inputs: inputs, meters: meters,
             meterCoefficients: MeterCoefficients(sampleRate: 48000), meterMailbox: mailbox.writer,
             samples: samples.producer, drops: drops.producer, serverGaps: serverGaps.producer,
-            missedGaps: missedGaps.producer, counters: counters,
+            missedGaps: missedGaps.producer, uncertainGaps: uncertainGaps.producer, counters: counters,
             frameLimit: frameLimit, monitor: nil,
             meterCount: 2, recordSources: inputs, recordedChannelCount: 2, suppressor: nil)
         kernel.isTaking = true
@@ -625,6 +627,85 @@ final class CaptureKernelTests {
         let logged = missedGaps.consumer.readableSlices()
         #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
         try expectFile(path, frames: 256, silent: 128 ..< 192)
+    }
+
+    /// One PipeWire cycle whose inputs are a buffer with data (not the idle one) holding digital
+    /// silence, at `counter`.
+    func pipeWireSilentCycle(at counter: UInt32, buffer: Int = 0) {
+        let (l, r) = buffer == 0 ? (left, right) : (otherLeft, otherRight)
+        for i in 0 ..< period {
+            l[i] = 0
+            r[i] = i == period - 1 ? -0.0 : 0
+        }
+        inputs[0] = UnsafePointer(l)
+        inputs[1] = UnsafePointer(r)
+        kernel.process(frameCount: period, cycleStartFrame: counter, knowsCycleFrame: true)
+    }
+
+    /// Under load PipeWire gave micmon a period of digital silence from a buffer with data at a
+    /// steady counter where a witness on the same port got the sound (docs/timeline.md, "A silent
+    /// period"): a short run of such periods between sound is reported as uncertain, in place,
+    /// and nothing is counted missed, dropped or moved.
+    @Test("PipeWire: a period or two of digital silence between sound is uncertain, in place")
+    func silentPeriodsBetweenSoundAreUncertain() throws {
+        usePipeWireIdleBuffers()
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        pipeWireCycle(at: 1000, source: 0)
+        pipeWireCycle(at: 1064, source: 64, buffer: 1)
+        pipeWireSilentCycle(at: 1128)
+        pipeWireSilentCycle(at: 1192, buffer: 1)
+        waitForWriter(writer, frames: 256)
+        // The take is still silent at its end: not yet uncertain.
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 0)
+        pipeWireCycle(at: 1256, source: 256)
+        waitForWriter(writer, frames: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 128)
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
+        #expect(result.drops.isEmpty)
+        let logged = uncertainGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 128))
+        try expectFile(path, frames: 320, silent: 128 ..< 256)
+    }
+
+    /// What is not the fault: silence longer than `silentRunLimit` cycles (a source that paused),
+    /// silence from the take's start, and silence off PipeWire (no idle buffers known).
+    @Test("digital silence that is the source's is not uncertain: long, from the start, or off PipeWire")
+    func sourceSilenceIsNotUncertain() {
+        // Off PipeWire: the rule does not run.
+        runPeriod()
+        for _ in 0 ..< 2 {
+            for i in 0 ..< period {
+                left[i] = 0
+                right[i] = 0
+            }
+            kernel.process(frameCount: period)
+        }
+        runPeriod()
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 0)
+        usePipeWireIdleBuffers()
+        var counter: UInt32 = 5000
+        func next() -> UInt32 {
+            counter += UInt32(period)
+            return counter
+        }
+        // From the take's start on PipeWire: silence first, then sound.
+        pipeWireSilentCycle(at: next())
+        pipeWireCycle(at: next(), source: 64)
+        // A pause longer than the limit, then sound again.
+        for cycle in 0 ... CaptureKernel.silentRunLimit { pipeWireSilentCycle(at: next(), buffer: cycle % 2) }
+        pipeWireCycle(at: next(), source: 128)
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 0)
+        // At the limit it is still uncertain.
+        for cycle in 0 ..< CaptureKernel.silentRunLimit { pipeWireSilentCycle(at: next(), buffer: cycle % 2) }
+        pipeWireCycle(at: next(), source: 192)
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 1)
+        #expect(
+            counters.pointee.framesUncertain.load(ordering: .relaxed) == UInt64(CaptureKernel.silentRunLimit * period))
     }
 
     /// A loss the timeline settles inside a run of empty cycles (a late cycle there: the counter

@@ -259,6 +259,31 @@ let summary = SessionSummary(
         #expect(gaps.count == 1 && gaps[0]["start_frame"] as? Int == 96000)
     }
 
+    /// PipeWire's short runs of digital silence between sound: a line of their own with their
+    /// places, and three JSON keys only when there are any.
+    @Test func uncertainSilenceIsListedApart() throws {
+        let plain = try parse(SummaryFormatter.json(summary))
+        #expect(plain["uncertain_gap_count"] == nil && plain["frames_uncertain"] == nil)
+        #expect(!SummaryFormatter.text(summary).contains("unsure:"))
+        var unsure = summary
+        unsure.uncertainGapCount = 1
+        unsure.framesUncertain = 256
+        unsure.uncertainGaps = [.init(startFrame: 48000, length: 256)]
+        let lines = SummaryFormatter.text(unsure).split(separator: "\n").map(String.init)
+        #expect(
+            lines.contains(
+                "  unsure:    256 frames in 1 run of digital silence between sound (the graph may have given micmon silence where the source had sound; JACK cannot tell)"
+            ))
+        #expect(lines.contains("    at 1.000 s (frame 48000): 256 frames (5.3 ms)"))
+        let object = try parse(SummaryFormatter.json(unsure))
+        #expect(object["uncertain_gap_count"] as? Int == 1 && object["frames_uncertain"] as? Int == 256)
+        let gaps = try #require(object["uncertain_gaps"] as? [[String: Any]])
+        #expect(gaps.count == 1 && gaps[0]["start_frame"] as? Int == 48000 && gaps[0]["length"] as? Int == 256)
+        // Nothing more is counted dropped or missed for them.
+        #expect(object["frames_dropped"] as? Int == plain["frames_dropped"] as? Int)
+        #expect(object["frames_missed"] as? Int == plain["frames_missed"] as? Int)
+    }
+
     @Test func unknownRateAndOddTextStillParse() throws {
         var odd = summary
         odd.sampleRate = 0
