@@ -220,7 +220,10 @@ enum CommandTable {
             code: .fileError,
             meaning: "the file could not be written (finalized up to the fault), or record's disk guard ended the "
                 + "take at --min-free (every frame taken is in the file)"),
-        .init(code: .framesDropped, meaning: "frames were dropped (the summary lists where; silence fills them)"),
+        .init(
+            code: .framesDropped,
+            meaning: "frames were dropped or missed (the summary lists where; silence fills them), or, on "
+                + "PipeWire, periods are unsure (listed too)"),
         .init(code: .sourceNeverConnected, meaning: "an input's source was never connected during the take (silence)"),
         .init(
             code: .sampleRateChanged,
