@@ -500,11 +500,8 @@ struct CaptureKernel {
                 let missed = emptyRunFrames < roomForEmpty ? emptyRunFrames : roomForEmpty
                 counters.pointee.missedGaps.add(1, ordering: .relaxed)
                 counters.pointee.framesMissed.add(missed, ordering: .relaxed)
-                var event = pendingDrop
-                event.startFrame = emptyRunStart
-                event.frameCount = missed &+ emptyRunInserted
                 // A full log loses the entry, never the counts.
-                _ = missedGaps.pushOne(event)
+                _ = missedGaps.pushOne(gapEvent(start: emptyRunStart, frames: missed &+ emptyRunInserted))
                 emptyRunInserted = 0
             }
             endEmptyRunUncounted()
@@ -545,16 +542,13 @@ struct CaptureKernel {
             return
         }
         if !inputsAreSilent(frameCount: frameCount) {
-            if silentRunIsOpen && silentRunCycles > 0 && silentRunStart < frameLimit {
+            if silentRunIsOpen && silentRunStart < frameLimit {
                 let room = frameLimit - silentRunStart
                 let frames = silentRunFrames < room ? silentRunFrames : room
                 counters.pointee.uncertainGaps.add(1, ordering: .relaxed)
                 counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
-                var event = pendingDrop
-                event.startFrame = silentRunStart
-                event.frameCount = frames
                 // A full log loses the entry, never the counts.
-                _ = uncertainGaps.pushOne(event)
+                _ = uncertainGaps.pushOne(gapEvent(start: silentRunStart, frames: frames))
             }
             silentRunIsOpen = false
             lastCycleHadSound = true
@@ -598,6 +592,17 @@ struct CaptureKernel {
         return true
     }
 
+    /// A log entry for `frames` frames from `start` on the take. Built from a copy of
+    /// `pendingDrop`: DropEvent's initializer lives in another file, which a debug build's
+    /// per-file check of the realtime functions cannot see into. Realtime thread.
+    @_noLocks @_noAllocation
+    private func gapEvent(start: UInt64, frames: UInt64) -> DropEvent {
+        var event = pendingDrop
+        event.startFrame = start
+        event.frameCount = frames
+        return event
+    }
+
     /// Ends an empty run without counting its silence (no data followed it soon enough, or the
     /// take stops); the losses settled inside it, counted already, get their entry in the log.
     /// Realtime thread.
@@ -606,10 +611,7 @@ struct CaptureKernel {
         emptyRunIsOpen = false
         guard emptyRunInserted > 0 else { return }
         counters.pointee.missedGaps.add(1, ordering: .relaxed)
-        var event = pendingDrop
-        event.startFrame = emptyRunInsertedStart
-        event.frameCount = emptyRunInserted
-        _ = missedGaps.pushOne(event)
+        _ = missedGaps.pushOne(gapEvent(start: emptyRunInsertedStart, frames: emptyRunInserted))
         emptyRunInserted = 0
     }
 

@@ -35,7 +35,8 @@ func entersAPeriodLate(entered: UInt64, cycleStart: UInt64, period: UInt64) -> B
 
 extension SessionLink {
     /// First thing in every process glue: the entry time, the start of realtime context (for
-    /// RealtimeSanitizer), the rate this cycle runs at, and the cycle times. Realtime thread, inside the process callback.
+    /// RealtimeSanitizer), the rate this cycle runs at, and the cycle times. Realtime thread,
+    /// inside the process callback.
     @inline(__always)
     func enterCycle() -> CycleStamp {
         if wakesUpLate() { MonotonicClock.pause(microseconds: lateWakeUpMicroseconds) }
