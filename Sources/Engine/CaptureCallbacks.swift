@@ -21,18 +21,17 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         kernel.pointee.inputs[channel] = UnsafePointer(buffer)
         channel += 1
     }
-    // On PipeWire the frame counter once more, after the buffers: its libjack reads it live and
-    // an input holds its peer's latest period, so a thread held up between the two reads would
-    // otherwise hold the next cycle's data under this cycle's counter, with nothing to tell. Read
-    // last, the counter is never behind the data. Elsewhere the counter is read again after the
-    // inputs are taken (below): a cycle that straddles the next one's start there is more often a
-    // client resumed mid-cycle with its own period (async jackd2) than a read-ahead, so the move is
-    // held for the next cycle to settle rather than taken as this cycle's position.
+    // The frame counter once more, after the buffers and before the kernel copies them. On
+    // PipeWire it is the cycle's position: its libjack reads it live and an input holds its
+    // peer's latest period, so a thread held up between the two reads would otherwise hold the
+    // next cycle's data under this cycle's counter, with nothing to tell; read last, the counter
+    // is never behind the data. Elsewhere it tells whether a later cycle began before the copy
+    // (`finishCycle`, below): only then can the source have written its next period into these
+    // buffers before they were copied. A move after the copy (a client held up or stopped
+    // mid-cycle, the source running on meanwhile) leaves the copy its own period.
+    let counted = JackClock.cycle(kernel.pointee.link.client)
     var cycleStartFrame = stamp.startFrame
-    if kernel.pointee.idleInputs != nil {
-        let counted = JackClock.cycle(kernel.pointee.link.client)
-        if counted.startUsecs > 0 { cycleStartFrame = counted.startFrame }
-    }
+    if kernel.pointee.idleInputs != nil && counted.startUsecs > 0 { cycleStartFrame = counted.startFrame }
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
     kernel.pointee.process(
         frameCount: Int(frameCount), cycleStartFrame: cycleStartFrame,
@@ -40,12 +39,10 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
         cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered,
         defersCommit: kernel.pointee.idleInputs == nil)
-    // Off PipeWire, the counter once more now that the inputs are taken: moved on, a later cycle
-    // began meanwhile and the source may have written its next period into them (the kernel
-    // holds the period until the next cycle tells).
+    // Off PipeWire: commit the period, or hold it when a later cycle had begun before the copy
+    // (the kernel holds it until the next cycle tells).
     if kernel.pointee.stagedFrames > 0 || kernel.pointee.timeline.isHolding {
-        let counted = JackClock.cycle(kernel.pointee.link.client)
-        kernel.pointee.finishCycle(counterAfterInputs: counted.startFrame, knowsCounter: counted.startUsecs > 0)
+        kernel.pointee.finishCycle(counterBeforeCopy: counted.startFrame, knowsCounter: counted.startUsecs > 0)
     }
     if let monitor = kernel.pointee.monitor {
         var output = 0

@@ -79,7 +79,7 @@ struct CaptureKernel {
     var heldFrames = 0
     /// Off PipeWire, with the counter known (`process(…, defersCommit: true)`): this cycle's
     /// period, written into the ring but committed only by `finishCycle`, once the glue has read
-    /// the counter again after the inputs were taken. 0 when nothing waits.
+    /// the counter again just before the inputs were copied. 0 when nothing waits.
     var stagedFrames = 0
     /// The input frames of the staged cycle (what its fingerprint covers).
     var stagedCycleFrames = 0
@@ -226,7 +226,9 @@ struct CaptureKernel {
                 holdStart = framesTaken
                 heldPeriodIsOwn = holdsOwnPeriod(position: ownPosition, frames: frames)
             }
-            if idleInputs == nil && timeline.isHolding {
+            // (Where the file holds the inputs, the held period's fingerprint is taken from its
+            // copy in the ring, as it is queued: `queue`.)
+            if idleInputs == nil && timeline.isHolding && !recordsInputs {
                 (heldInputsFingerprint, heldInputsVary) = inputsFingerprint(frameCount: frameCount)
             }
             noteBuffer(
@@ -300,29 +302,31 @@ struct CaptureKernel {
         if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
-    /// The end of a cycle whose period `process` staged (`defersCommit`): `counterAfterInputs`
-    /// is the server's frame counter read once more after the inputs were taken. Unchanged, the
-    /// period is committed. Moved on, the server began a later cycle while this one was still
-    /// reading, and its source may already have written its next period into these very buffers
-    /// (seen on jackd -S under load: the counter steady, the period the next one's, and the next
-    /// cycle the same period again). The period is then held as a late cycle's is, the counter's
-    /// move is an excess for the judge (`TimelineJudge.counterMoved`), and the next cycle settles
-    /// it: the same samples again, and this period was the next one's (its own is lost, placed
-    /// before it); the counter given back with other samples, and it was its own (jitter).
-    /// Realtime thread, inside the process callback, the inputs still this cycle's.
+    /// The end of a cycle whose period `process` staged (`defersCommit`): `counterBeforeCopy` is
+    /// the server's frame counter read once more after the input buffers were fetched and before
+    /// the kernel copied them. Unchanged, no later cycle had begun, so the source's next period
+    /// cannot be in the copy: the period is committed, whatever happened after the copy. Moved
+    /// on, the server began a later cycle before the copy, and its source may already have
+    /// written its next period into these very buffers (seen on jackd -S under load: the counter
+    /// steady, the period the next one's, and the next cycle the same period again). The period
+    /// is then held as a late cycle's is, the counter's move is an excess for the judge
+    /// (`TimelineJudge.counterMoved`), and the next cycle settles it: the same samples again, and
+    /// this period was the next one's (its own is lost, placed before it); the counter given back
+    /// with other samples, and it was its own (jitter). Realtime thread, inside the process
+    /// callback.
     @_noLocks @_noAllocation
-    mutating func finishCycle(counterAfterInputs: UInt32, knowsCounter: Bool) {
-        let moved = Int32(bitPattern: counterAfterInputs &- timeline.lastCounter)
+    mutating func finishCycle(counterBeforeCopy: UInt32, knowsCounter: Bool) {
+        let moved = Int32(bitPattern: counterBeforeCopy &- timeline.lastCounter)
         let movedOn = knowsCounter && stagesCommit && timeline.hasLastCycle && moved > 0 && isTaking
         if stagedFrames > 0 {
             let staged = stagedFrames
             stagedFrames = 0
             if movedOn && holdStart == nil && framesTaken >= UInt64(staged) {
+                (heldInputsFingerprint, heldInputsVary) = stagedPeriodFingerprint(frames: staged)
                 holdStart = framesTaken &- UInt64(staged)
                 heldFrames = staged
                 heldPeriodIsOwn = false
-                (heldInputsFingerprint, heldInputsVary) = inputsFingerprint(frameCount: stagedCycleFrames)
-                timeline.counterMoved(to: counterAfterInputs)
+                timeline.counterMoved(to: counterBeforeCopy)
             } else if let samples {
                 samples.commitWrite(count: staged &* recordedChannelCount)
             }
@@ -330,7 +334,7 @@ struct CaptureKernel {
             if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
         } else if movedOn && timeline.isHolding {
             // Already held (an excess at the cycle's start): the move adds to it.
-            timeline.counterMoved(to: counterAfterInputs)
+            timeline.counterMoved(to: counterBeforeCopy)
         }
     }
 
@@ -434,6 +438,57 @@ struct CaptureKernel {
             while i < frameCount {
                 let bits = buffer[i].bitPattern
                 varies = varies || bits != first
+                hash = (hash ^ UInt64(bits)) &* 0x0000_0100_0000_01b3
+                i &+= 1
+            }
+            channel &+= 1
+        }
+        return (hash, varies)
+    }
+
+    /// Whether the file records every input, in input order from its first channel (not the
+    /// clean channel alone): then a held period's fingerprint comes from its copy in the ring.
+    var recordsInputs: Bool { recordSources == inputs && samples != nil }
+
+    /// The fingerprint of the staged period (`stagedFrames`, at the start of the ring's unwritten
+    /// slots) from its copy, or of the inputs now when the file does not hold them. The copy, not
+    /// the inputs: by the cycle's end the source may have written its next period into the very
+    /// buffers the copy was taken from. Realtime thread.
+    @_noLocks @_noAllocation
+    func stagedPeriodFingerprint(frames: Int) -> (hash: UInt64, varies: Bool) {
+        guard recordsInputs, heldFrames == 0, let samples,
+            let slices = samples.writableSlices(count: frames &* recordedChannelCount)
+        else { return inputsFingerprint(frameCount: stagedCycleFrames) }
+        return Self.periodFingerprint(
+            first: slices.first, second: slices.second, frames: frames, stride: recordedChannelCount,
+            inputCount: channelCount)
+    }
+
+    /// `inputsFingerprint` of a period as copied into the ring: `frames` interleaved frames of
+    /// `stride` channels in two pieces (split on a frame boundary), of which the first
+    /// `inputCount` are the inputs. The same hash as `inputsFingerprint` of the same samples (each
+    /// input's samples in turn). Realtime thread.
+    @_noLocks @_noAllocation
+    static func periodFingerprint(
+        first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>, frames: Int, stride: Int,
+        inputCount: Int
+    ) -> (hash: UInt64, varies: Bool) {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var varies = false
+        guard frames > 0, stride > 0 else { return (hash, varies) }
+        let framesInFirst = first.count / stride
+        var channel = 0
+        while channel < inputCount {
+            // SAFETY: the two pieces hold `frames` frames of `stride` samples, `framesInFirst` of
+            // them in the first (maybe none); channel < inputCount ≤ stride.
+            let firstBits = (framesInFirst > 0 ? first[channel] : second[channel]).bitPattern
+            var i = 0
+            while i < frames {
+                let bits =
+                    i < framesInFirst
+                    ? first[i &* stride &+ channel].bitPattern
+                    : second[(i &- framesInFirst) &* stride &+ channel].bitPattern
+                varies = varies || bits != firstBits
                 hash = (hash ^ UInt64(bits)) &* 0x0000_0100_0000_01b3
                 i &+= 1
             }
@@ -762,6 +817,11 @@ struct CaptureKernel {
         }
         if timeline.isHolding {
             heldFrames = held + frames
+            if idleInputs == nil && recordsInputs {
+                (heldInputsFingerprint, heldInputsVary) = Self.periodFingerprint(
+                    first: periodFirst, second: periodSecond, frames: frames, stride: channelCount,
+                    inputCount: self.channelCount)
+            }
         } else if stagesCommit {
             stagedFrames = frames
         } else {

@@ -277,21 +277,28 @@ final class CaptureKernelTests {
     /// One cycle at server frame counter `counter`, its inputs carrying the source's frames from
     /// `source` on (+(i+1) on channel 1, −(i+1) on channel 2), with the driver's stamp.
     /// One cycle as the glue runs it off PipeWire: the period staged, then the counter read again
-    /// after the inputs (`counterAfter`, the same counter unless given) settles its commit.
+    /// before the copy (`counterBeforeCopy`, the same counter unless given) settles its commit.
+    /// `sourceAtEnd`: the source's frame whose period is in the input buffers by the cycle's end
+    /// (the source wrote its next period into them while this cycle ran late).
     func cycle(
-        at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterAfter: UInt32? = nil
+        at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterBeforeCopy: UInt32? = nil,
+        sourceAtEnd: Int? = nil
     ) {
-        for i in 0 ..< frames {
-            left[i] = Float(source + i + 1)
-            right[i] = -Float(source + i + 1)
+        func fill(_ source: Int) {
+            for i in 0 ..< frames {
+                left[i] = Float(source + i + 1)
+                right[i] = -Float(source + i + 1)
+            }
         }
+        fill(source)
         inputs[0] = UnsafePointer(left)
         inputs[1] = UnsafePointer(right)
         kernel.process(
             frameCount: frames, cycleStartFrame: counter, knowsCycleFrame: true, driverStamp: driverStamp,
             defersCommit: true)
+        if let sourceAtEnd { fill(sourceAtEnd) }
         if kernel.stagedFrames > 0 || kernel.timeline.isHolding {
-            kernel.finishCycle(counterAfterInputs: counterAfter ?? counter, knowsCounter: true)
+            kernel.finishCycle(counterBeforeCopy: counterBeforeCopy ?? counter, knowsCounter: true)
         }
     }
 
@@ -436,7 +443,7 @@ final class CaptureKernelTests {
     @Test("jackd2: a counter that moved on while the cycle read, then the same samples, loses the cycle's own period")
     func counterMovedThenRepeatIsALoss() throws {
         try expectReadAheadLosesOnePeriod {
-            cycle(at: 1128, source: 192, counterAfter: 1192)  // steady counter, the next period's samples
+            cycle(at: 1128, source: 192, counterBeforeCopy: 1192)  // steady counter, the next period's samples
             #expect(kernel.timeline.isHolding)
         }
     }
@@ -452,7 +459,7 @@ final class CaptureKernelTests {
         cycle(at: 1000, source: 0)
         cycle(at: 1064, source: 64)
         waitForWriter(writer, frames: 128)
-        cycle(at: 1128, source: 128, counterAfter: 1192)
+        cycle(at: 1128, source: 128, counterBeforeCopy: 1192)
         cycle(at: 1192, source: 192)
         cycle(at: 1256, source: 256)
         waitForWriter(writer, frames: 320)
@@ -462,6 +469,68 @@ final class CaptureKernelTests {
         #expect(taken() == 320)
         #expect(result.drops.isEmpty)
         try expectFile(path, frames: 320, silent: 0 ..< 0)
+    }
+
+    /// The same move, while the source wrote its next period into the very input buffers after
+    /// the cycle had taken its own (a late cycle on an asynchronous jackd2, whose source runs
+    /// beside it): the next cycle's samples are those the buffers held at the cycle's end, and
+    /// they are not a repeat of the period taken. Jitter, the take exact. Before, the held
+    /// period's fingerprint was of the buffers at the cycle's end: the next cycle "repeated" it,
+    /// the take lost its next period unreported and held silence, reported as a loss, a period
+    /// early.
+    @Test("jackd2: a period overwritten in the buffers after the late cycle took it is no repeat")
+    func overwrittenAfterTheCopyIsNoRepeat() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1128, source: 128, counterBeforeCopy: 1192, sourceAtEnd: 192)
+        #expect(kernel.timeline.isHolding)
+        cycle(at: 1192, source: 192)
+        cycle(at: 1256, source: 256)
+        waitForWriter(writer, frames: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(taken() == 320)
+        #expect(result.drops.isEmpty)
+        try expectFile(path, frames: 320, silent: 0 ..< 0)
+    }
+
+    /// The fingerprint of a period's copy in the ring is that of the same samples in the input
+    /// buffers: whole, split by the ring's wrap, and all in the second piece; only the inputs
+    /// count (the clean channel after them does not).
+    @Test("a period's fingerprint from its interleaved copy equals the inputs' fingerprint, wrapped or not")
+    func ringFingerprintMatchesTheInputs() throws {
+        for i in 0 ..< period {
+            left[i] = Float(i) * 0.25 - 3
+            right[i] = i == 5 ? .nan : -Float(i * i)
+        }
+        inputs[0] = UnsafePointer(left)
+        inputs[1] = UnsafePointer(right)
+        let live = kernel.inputsFingerprint(frameCount: period)
+        let stride = 3  // in_1, in_2, clean
+        let copy = UnsafeMutableBufferPointer<Float>.allocate(capacity: period * stride)
+        defer { copy.deallocate() }
+        for i in 0 ..< period {
+            copy[i * stride] = left[i]
+            copy[i * stride + 1] = right[i]
+            copy[i * stride + 2] = 1000 + Float(i)
+        }
+        for split in [period, 17, 0] {
+            let first = UnsafeMutableBufferPointer(rebasing: copy[0 ..< split * stride])
+            let second = UnsafeMutableBufferPointer(rebasing: copy[split * stride ..< period * stride])
+            let ring = CaptureKernel.periodFingerprint(
+                first: first, second: second, frames: period, stride: stride, inputCount: 2)
+            #expect(ring.hash == live.hash && ring.varies == live.varies, "split at \(split)")
+        }
+        copy[7 * stride + 1] = 0.5
+        let changed = CaptureKernel.periodFingerprint(
+            first: copy, second: UnsafeMutableBufferPointer(start: nil, count: 0), frames: period, stride: stride,
+            inputCount: 2)
+        #expect(changed.hash != live.hash)
     }
 
     /// Staged periods reach the writer only once the cycle's end commits them.
@@ -476,7 +545,7 @@ final class CaptureKernelTests {
         kernel.process(frameCount: period, cycleStartFrame: 1000, knowsCycleFrame: true, defersCommit: true)
         #expect(kernel.stagedFrames == period)
         #expect(samples.consumer.availableToRead() == 0)
-        kernel.finishCycle(counterAfterInputs: 1000, knowsCounter: true)
+        kernel.finishCycle(counterBeforeCopy: 1000, knowsCounter: true)
         #expect(kernel.stagedFrames == 0)
         #expect(samples.consumer.availableToRead() == period * 2)
         // A cycle whose end is missed: the next cycle commits what it staged.

@@ -150,8 +150,14 @@ extension JackIntegrationTests {
                 }
             }
             #expect(samples[2 * long.0 ..< 2 * (long.0 + long.1)].allSatisfy { $0 == 0 }, "the loss is not silence")
-            let before = match(0 ..< long.0)
-            let after = match((long.0 + long.1) ..< samples.count / 2)
+            // Each side from or to the nearest other loss the take reports, if any (a period both
+            // programs lost, on a loaded host).
+            let beforeStart = drops.map { $0.0 + $0.1 }.filter { $0 <= long.0 }.max() ?? 0
+            let before = match(beforeStart ..< long.0)
+            // (The drops are the take's; this is its first file.)
+            let fileEnd = samples.count / 2
+            let nextLoss = min(drops.map(\.0).filter { $0 >= long.0 + long.1 }.min() ?? fileEnd, fileEnd)
+            let after = match((long.0 + long.1) ..< max(nextLoss, min(long.0 + long.1 + 1, fileEnd)))
             // The source, `micmon play`, counts its own cycles: at an asynchronous jackd2's resume
             // the graph now and then skips it for a period or two, which it reports as its own
             // loss (`missed_gaps`, at its playback position). Its frames then run that much
@@ -160,23 +166,21 @@ extension JackIntegrationTests {
             let sourceLosses = timeline.gaps("missed_gaps", in: sourceSummary)
             // Sample for sample on either side, and the source frames on either side of the
             // silence as far apart as the silence plus what the source lost between. Known limit
-            // (issue #17; docs/timeline.md, "A resume, measured"): now and then the frames on one
-            // side hold one period that matches nothing (256 frames, away from every loss either
-            // program reported), beside a +512/+0 pair whose first cycle was entered before the
-            // start of the cycle it read: on an async jackd2 that cycle seems to have held the next
-            // one's data, one period lost and the next repeated, which the judge takes for jitter
-            // (1 run of 22 here); and 1 run of 10 had the frames after the silence a period off
-            // what the source reported losing.
+            // (issue #17; docs/timeline.md, "Held after the copy"): when the cycle after the
+            // resume brings a second excess while the stop's is still pending (a cycle micmon,
+            // and often the source, missed too), the two are placed as one block where the first
+            // appeared, and the period taken between them stands a period late (1 run of 25 of
+            // the lab loop under stress-ng).
             withKnownIssue(
-                "async jackd2: a late cycle's period is now and then the next cycle's, unreported",
+                "async jackd2: two excesses pending at once are placed as one block",
                 isIntermittent: true
             ) {
                 #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
                 let a = try #require(before.startFrame, "\(before)")
                 let b = try #require(after.startFrame, "\(after)")
-                let lostBySource = sourceLosses.filter { UInt64($0.0) >= a && UInt64($0.0) <= b }.map(\.1).reduce(0, +)
+                let lostBySource = sourceLosses.filter { UInt64($0.0) > a && UInt64($0.0) <= b }.map(\.1).reduce(0, +)
                 #expect(
-                    b + UInt64(lostBySource) == a + UInt64(long.0 + long.1),
+                    b + UInt64(lostBySource) == a + UInt64(long.0 - beforeStart + long.1),
                     "source frame \(a) at the start, \(b) after the loss \(long); source: \(sourceSummary)")
             }
         }
