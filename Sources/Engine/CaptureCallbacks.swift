@@ -27,8 +27,7 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     // next cycle's data under this cycle's counter, with nothing to tell; read last, the counter
     // is never behind the data. Elsewhere it tells whether a later cycle began before the copy
     // (`finishCycle`, below): only then can the source have written its next period into these
-    // buffers before they were copied. A move after the copy (a client held up or stopped
-    // mid-cycle, the source running on meanwhile) leaves the copy its own period.
+    // buffers before they were copied.
     let counted = JackClock.cycle(kernel.pointee.link.client)
     var cycleStartFrame = stamp.startFrame
     if kernel.pointee.idleInputs != nil && counted.startUsecs > 0 { cycleStartFrame = counted.startFrame }
@@ -39,10 +38,13 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
         cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
         cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered,
         defersCommit: kernel.pointee.idleInputs == nil)
-    // Off PipeWire: commit the period, or hold it when a later cycle had begun before the copy
-    // (the kernel holds it until the next cycle tells).
+    // Off PipeWire, the counter once more after the copy: commit the period, or hold it when a
+    // later cycle may have written into the buffers before the copy (until the next cycle tells).
     if kernel.pointee.stagedFrames > 0 || kernel.pointee.timeline.isHolding {
-        kernel.pointee.finishCycle(counterBeforeCopy: counted.startFrame, knowsCounter: counted.startUsecs > 0)
+        let afterCopy = JackClock.cycle(kernel.pointee.link.client)
+        kernel.pointee.finishCycle(
+            counterBeforeCopy: counted.startFrame, counterAfterCopy: afterCopy.startFrame,
+            knowsCounter: counted.startUsecs > 0 && afterCopy.startUsecs > 0)
     }
     if let monitor = kernel.pointee.monitor {
         var output = 0

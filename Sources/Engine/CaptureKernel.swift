@@ -130,6 +130,14 @@ struct CaptureKernel {
     /// inputs are the very same period is a repeat, not a give-back (`inputsFingerprint`).
     var heldInputsFingerprint: UInt64 = 0
     var heldInputsVary = false
+    /// Not PipeWire: while an excess is held, one further excess a later cycle brought (its
+    /// frames, and the frames held before that cycle's period), to be placed there rather than
+    /// with the first when the whole is settled as micmon's loss (`apply`). A third, a give-back
+    /// or a move of the counter within a cycle makes the places unknown (`laterExcessIsKnown`
+    /// false): the whole then goes where the first appeared, as before.
+    var laterExcessFrames: UInt64 = 0
+    var laterExcessOffset = 0
+    var laterExcessIsKnown = true
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
@@ -201,12 +209,16 @@ struct CaptureKernel {
             let repeatsHeldInputs =
                 idleInputs == nil && timeline.isHolding && heldInputsVary && frames == timeline.lastFrames
                 && inputsFingerprint(frameCount: frameCount).hash == heldInputsFingerprint
+            let pendingBefore = timeline.pendingFrames
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
                 deliveredNothing: (timeline.isHolding
                     || (timeline.hasLastCycle && cycleStartFrame == timeline.lastCounter))
                     && inputsHoldNothing(frameCount: frameCount),
                 cycleStartMicroseconds: cycleStartMicroseconds, repeatsLastCycle: repeatsHeldInputs)
+            if pendingBefore > 0 && !verdict.releasesHold && timeline.pendingFrames != pendingBefore {
+                noteLaterExcess(timeline.pendingFrames > pendingBefore ? timeline.pendingFrames &- pendingBefore : 0)
+            }
             // A late cycle counts where its loss lies within the take (`apply` logs it only there).
             let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
             apply(verdict)
@@ -302,39 +314,53 @@ struct CaptureKernel {
         if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
     }
 
-    /// The end of a cycle whose period `process` staged (`defersCommit`): `counterBeforeCopy` is
-    /// the server's frame counter read once more after the input buffers were fetched and before
-    /// the kernel copied them. Unchanged, no later cycle had begun, so the source's next period
-    /// cannot be in the copy: the period is committed, whatever happened after the copy. Moved
-    /// on, the server began a later cycle before the copy, and its source may already have
+    /// The end of a cycle whose period `process` staged (`defersCommit`), with the server's frame
+    /// counter read once more just before the kernel copied the inputs (`counterBeforeCopy`) and
+    /// again after (`counterAfterCopy`). Unchanged both times, the period is committed. Moved on
+    /// before the copy, the server began a later cycle first, and its source may already have
     /// written its next period into these very buffers (seen on jackd -S under load: the counter
-    /// steady, the period the next one's, and the next cycle the same period again). The period
-    /// is then held as a late cycle's is, the counter's move is an excess for the judge
-    /// (`TimelineJudge.counterMoved`), and the next cycle settles it: the same samples again, and
-    /// this period was the next one's (its own is lost, placed before it); the counter given back
-    /// with other samples, and it was its own (jitter). Realtime thread, inside the process
-    /// callback.
+    /// steady, the period the next one's, and the next cycle the same period again): the period
+    /// is held. Moved on only by the second read (during or after the copy, or the thread stopped
+    /// in between), the buffers tell: other samples than the copy's, and the source wrote after
+    /// the copy, which is then the cycle's own period, committed; the same samples, and the copy
+    /// may be newer than the cycle (a thread stopped just before it): held. A held period's move
+    /// is an excess for the judge (`TimelineJudge.counterMoved`), and the next cycle settles it:
+    /// the same samples again, and this period was the next one's (its own is lost, placed before
+    /// it); the counter given back with other samples, and it was its own (jitter). Realtime
+    /// thread, inside the process callback.
     @_noLocks @_noAllocation
-    mutating func finishCycle(counterBeforeCopy: UInt32, knowsCounter: Bool) {
-        let moved = Int32(bitPattern: counterBeforeCopy &- timeline.lastCounter)
-        let movedOn = knowsCounter && stagesCommit && timeline.hasLastCycle && moved > 0 && isTaking
+    mutating func finishCycle(counterBeforeCopy: UInt32, counterAfterCopy: UInt32, knowsCounter: Bool) {
+        let judged = knowsCounter && stagesCommit && timeline.hasLastCycle && isTaking
+        let movedBefore = judged && Int32(bitPattern: counterBeforeCopy &- timeline.lastCounter) > 0
+        let movedAfter = judged && Int32(bitPattern: counterAfterCopy &- timeline.lastCounter) > 0
         if stagedFrames > 0 {
             let staged = stagedFrames
             stagedFrames = 0
-            if movedOn && holdStart == nil && framesTaken >= UInt64(staged) {
-                (heldInputsFingerprint, heldInputsVary) = stagedPeriodFingerprint(frames: staged)
+            var holds = movedBefore
+            var copied = (hash: UInt64(0), varies: false)
+            if movedBefore || movedAfter {
+                copied = stagedPeriodFingerprint(frames: staged)
+                // (When the file does not hold the inputs, the copy cannot be compared: held.)
+                holds = holds || !recordsInputs || copied.hash == inputsFingerprint(frameCount: stagedCycleFrames).hash
+            }
+            if holds && holdStart == nil && framesTaken >= UInt64(staged) {
+                (heldInputsFingerprint, heldInputsVary) = copied
                 holdStart = framesTaken &- UInt64(staged)
                 heldFrames = staged
                 heldPeriodIsOwn = false
-                timeline.counterMoved(to: counterBeforeCopy)
+                // The held period may be a later one than the cycle's: where a further excess
+                // belongs is unknown.
+                laterExcessIsKnown = false
+                timeline.counterMoved(to: counterAfterCopy)
             } else if let samples {
                 samples.commitWrite(count: staged &* recordedChannelCount)
             }
             counters.pointee.framesTaken.store(framesTaken, ordering: .releasing)
             if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
-        } else if movedOn && timeline.isHolding {
+        } else if (movedBefore || movedAfter) && timeline.isHolding {
             // Already held (an excess at the cycle's start): the move adds to it.
-            timeline.counterMoved(to: counterBeforeCopy)
+            noteLaterExcess(0)
+            timeline.counterMoved(to: counterAfterCopy)
         }
     }
 
@@ -670,9 +696,24 @@ struct CaptureKernel {
         emptyRunInserted = 0
     }
 
+    /// A cycle changed what is pending while an excess was held: `frames` more (a later excess,
+    /// placed after the periods held so far), or 0 for a change whose place is unknown (a
+    /// give-back, a move within the cycle). Only the first later excess has a known place.
+    /// Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteLaterExcess(_ frames: UInt64) {
+        if frames > 0 && laterExcessIsKnown && laterExcessFrames == 0 {
+            laterExcessFrames = frames
+            laterExcessOffset = heldFrames
+        } else {
+            laterExcessIsKnown = false
+        }
+    }
+
     /// Carries out what the timeline judge settled: a graph-wide gap is logged and counted; a
     /// loss of micmon's own becomes a drop at the place the excess appeared, before the periods
-    /// held since (silence the writer fills in, within `frameLimit`); then what was held is
+    /// held since (silence the writer fills in, within `frameLimit`), or two when a later cycle
+    /// brought a further excess of known place (`laterExcessFrames`); then what was held is
     /// released to the writer. Realtime thread.
     @_noLocks @_noAllocation
     private mutating func apply(_ verdict: TimelineJudge.Verdict) {
@@ -708,6 +749,18 @@ struct CaptureKernel {
                 held = room - missed
             }
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
+            // A later excess of known place, all of it micmon's and all within the take: its
+            // frames go after the periods held before it, the rest where the first appeared.
+            var later: UInt64 = 0
+            if idleInputs == nil && laterExcessIsKnown && laterExcessFrames > 0 && laterExcessFrames < missed
+                && missed == verdict.missedFrames && verdict.graphFrames == 0 && !verdict.discardsCycle
+                && !lossFollowsHeld && held == UInt64(heldFrames) && UInt64(laterExcessOffset) <= held
+                && !emptyRunIsOpen && samples != nil && pendingDrop.frameCount == 0
+                && (drops?.availableToWrite() ?? 0) >= 2
+            {
+                later = laterExcessFrames
+                missed &-= later
+            }
             var event = pendingDrop
             event.startFrame = lossFollowsHeld ? place &+ held : place
             event.frameCount = missed
@@ -733,6 +786,14 @@ struct CaptureKernel {
                     counters.pointee.framesDropped.add(missed &+ held, ordering: .relaxed)
                     heldFrames = 0
                 }
+                if later > 0 {
+                    // Room for both was checked above.
+                    let laterEvent = gapEvent(start: place &+ missed &+ UInt64(laterExcessOffset), frames: later)
+                    counters.pointee.missedGaps.add(1, ordering: .relaxed)
+                    _ = missedGaps.pushOne(laterEvent)
+                    if drops.pushOne(laterEvent) { counters.pointee.framesDropped.add(later, ordering: .relaxed) }
+                    missed &+= later
+                }
             }
             framesTaken = place &+ missed &+ held
         } else if verdict.releasesHold && holdStart != nil {
@@ -740,6 +801,9 @@ struct CaptureKernel {
         }
         if verdict.releasesHold {
             heldPeriodIsOwn = false
+            laterExcessFrames = 0
+            laterExcessOffset = 0
+            laterExcessIsKnown = true
             if let samples, heldFrames > 0, held > 0 {
                 samples.commitWrite(count: Int(truncatingIfNeeded: held) &* recordedChannelCount)
             }

@@ -277,12 +277,13 @@ final class CaptureKernelTests {
     /// One cycle at server frame counter `counter`, its inputs carrying the source's frames from
     /// `source` on (+(i+1) on channel 1, −(i+1) on channel 2), with the driver's stamp.
     /// One cycle as the glue runs it off PipeWire: the period staged, then the counter read again
-    /// before the copy (`counterBeforeCopy`, the same counter unless given) settles its commit.
+    /// before and after the copy (`counterBeforeCopy`, `counterAfterCopy`: the same counter unless
+    /// given) settles its commit.
     /// `sourceAtEnd`: the source's frame whose period is in the input buffers by the cycle's end
     /// (the source wrote its next period into them while this cycle ran late).
     func cycle(
         at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterBeforeCopy: UInt32? = nil,
-        sourceAtEnd: Int? = nil
+        counterAfterCopy: UInt32? = nil, sourceAtEnd: Int? = nil
     ) {
         func fill(_ source: Int) {
             for i in 0 ..< frames {
@@ -298,7 +299,9 @@ final class CaptureKernelTests {
             defersCommit: true)
         if let sourceAtEnd { fill(sourceAtEnd) }
         if kernel.stagedFrames > 0 || kernel.timeline.isHolding {
-            kernel.finishCycle(counterBeforeCopy: counterBeforeCopy ?? counter, knowsCounter: true)
+            kernel.finishCycle(
+                counterBeforeCopy: counterBeforeCopy ?? counter,
+                counterAfterCopy: counterAfterCopy ?? counterBeforeCopy ?? counter, knowsCounter: true)
         }
     }
 
@@ -499,6 +502,43 @@ final class CaptureKernelTests {
         try expectFile(path, frames: 320, silent: 0 ..< 0)
     }
 
+    /// micmon stopped inside a cycle after it copied its period (SIGSTOP, a preempted thread):
+    /// the counter read after the copy has run on by the stop, and the source has written later
+    /// periods into the buffers. The copy is the cycle's own period, committed in place; the
+    /// stop is a loss after it. Before, the period was held and the loss placed before it: the
+    /// period stood a stop late.
+    @Test("jackd2: a cycle stopped after its copy keeps its own period; the stop is lost after it")
+    func stopAfterTheCopyKeepsTheCyclesPeriod() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1128, source: 128, counterAfterCopy: 1768, sourceAtEnd: 704)
+        #expect(!kernel.timeline.isHolding)
+        cycle(at: 1832, source: 832)
+        cycle(at: 1896, source: 896)
+        cycle(at: 1960, source: 960)
+        waitForWriter(writer, frames: 1024)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 640)
+        #expect(result.drops == [DropEvent(startFrame: 192, frameCount: 640)])
+        try expectFile(path, frames: 1024, silent: 192 ..< 832)
+    }
+
+    /// The counter moved on during the copy while the buffers still hold what was copied: the
+    /// copy may be a later period than the cycle's (the thread stopped just before it), so it is
+    /// held, and a repeat in the next cycle makes the cycle's own period a loss, as for a move
+    /// before the copy.
+    @Test("jackd2: a counter that moved during the copy, the buffers unchanged, holds the period")
+    func movedDuringTheCopyHolds() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1128, source: 192, counterAfterCopy: 1192)
+            #expect(kernel.timeline.isHolding)
+        }
+    }
+
     /// The fingerprint of a period's copy in the ring is that of the same samples in the input
     /// buffers: whole, split by the ring's wrap, and all in the second piece; only the inputs
     /// count (the clean channel after them does not).
@@ -533,6 +573,43 @@ final class CaptureKernelTests {
         #expect(changed.hash != live.hash)
     }
 
+    /// micmon back from a stop (the counter 640 frames on), and the next cycle 64 frames further
+    /// on again: two excesses pending at once, settled together as micmon's loss. Each goes where
+    /// it appeared: the stop's before the first period taken after it, the later one after that
+    /// period. Before, both went where the first appeared, and the period between stood 64
+    /// frames late.
+    @Test("jackd2: a second excess while the first is held is placed after the period between them")
+    func laterExcessIsPlacedWhereItAppeared() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1768, source: 768)  // back from the stop: 640 frames on
+        cycle(at: 1896, source: 896)  // 64 more: the cycle at 1832 missed as well
+        cycle(at: 1960, source: 960)
+        waitForWriter(writer, frames: 960)
+        cycle(at: 2024, source: 1024)
+        waitForWriter(writer, frames: 1088)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 704)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 2)
+        #expect(
+            result.drops == [DropEvent(startFrame: 128, frameCount: 640), DropEvent(startFrame: 832, frameCount: 64)])
+        #expect(taken() == 1088)
+        let frames = try readBack(path)
+        #expect(frames.count == 1088 * 2)
+        for frame in 0 ..< min(1088, frames.count / 2) {
+            let silent = (128 ..< 768).contains(frame) || (832 ..< 896).contains(frame)
+            let expected: Float = silent ? 0 : Float(frame + 1)
+            if frames[2 * frame] != expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
+                break
+            }
+        }
+    }
+
     /// Staged periods reach the writer only once the cycle's end commits them.
     @Test("a staged period is committed by the cycle's end, not before")
     func stagedPeriodWaitsForTheCycleEnd() throws {
@@ -545,7 +622,7 @@ final class CaptureKernelTests {
         kernel.process(frameCount: period, cycleStartFrame: 1000, knowsCycleFrame: true, defersCommit: true)
         #expect(kernel.stagedFrames == period)
         #expect(samples.consumer.availableToRead() == 0)
-        kernel.finishCycle(counterBeforeCopy: 1000, knowsCounter: true)
+        kernel.finishCycle(counterBeforeCopy: 1000, counterAfterCopy: 1000, knowsCounter: true)
         #expect(kernel.stagedFrames == 0)
         #expect(samples.consumer.availableToRead() == period * 2)
         // A cycle whose end is missed: the next cycle commits what it staged.

@@ -165,24 +165,15 @@ extension JackIntegrationTests {
             // is the one before it plus the silence, less what the source itself lost between.
             let sourceLosses = timeline.gaps("missed_gaps", in: sourceSummary)
             // Sample for sample on either side, and the source frames on either side of the
-            // silence as far apart as the silence plus what the source lost between. Known limit
-            // (issue #17; docs/timeline.md, "Held after the copy"): when the cycle after the
-            // resume brings a second excess while the stop's is still pending (a cycle micmon,
-            // and often the source, missed too), the two are placed as one block where the first
-            // appeared, and the period taken between them stands a period late (1 run of 25 of
-            // the lab loop under stress-ng).
-            withKnownIssue(
-                "async jackd2: two excesses pending at once are placed as one block",
-                isIntermittent: true
-            ) {
-                #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
-                let a = try #require(before.startFrame, "\(before)")
-                let b = try #require(after.startFrame, "\(after)")
-                let lostBySource = sourceLosses.filter { UInt64($0.0) > a && UInt64($0.0) <= b }.map(\.1).reduce(0, +)
-                #expect(
-                    b + UInt64(lostBySource) == a + UInt64(long.0 - beforeStart + long.1),
-                    "source frame \(a) at the start, \(b) after the loss \(long); source: \(sourceSummary)")
-            }
+            // silence as far apart as the silence plus what the source lost between (what a late
+            // cycle copied, and where each excess goes: docs/timeline.md, "Held after the copy").
+            #expect(before.mismatchedFrames == 0 && after.mismatchedFrames == 0, "\(before), \(after)")
+            let a = try #require(before.startFrame, "\(before)")
+            let b = try #require(after.startFrame, "\(after)")
+            let lostBySource = sourceLosses.filter { UInt64($0.0) > a && UInt64($0.0) <= b }.map(\.1).reduce(0, +)
+            #expect(
+                b + UInt64(lostBySource) == a + UInt64(long.0 - beforeStart + long.1),
+                "source frame \(a) at the start, \(b) after the loss \(long); source: \(sourceSummary)")
         }
 
         @Test("a hanging hook is killed after --hook-timeout, a failing one is logged; neither touches the take")
