@@ -751,19 +751,16 @@ struct CaptureKernel {
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
             // A later excess of known place, all of it micmon's and all within the take: its
             // frames go after the periods held before it, the rest where the first appeared.
-            var later: UInt64 = 0
-            if idleInputs == nil && laterExcessIsKnown && laterExcessFrames > 0 && laterExcessFrames < missed
-                && missed == verdict.missedFrames && verdict.graphFrames == 0 && !verdict.discardsCycle
-                && !lossFollowsHeld && held == UInt64(heldFrames) && UInt64(laterExcessOffset) <= held
-                && !emptyRunIsOpen && samples != nil && pendingDrop.frameCount == 0
-                && (drops?.availableToWrite() ?? 0) >= 2
-            {
-                later = laterExcessFrames
-                missed &-= later
-            }
+            // (Off PipeWire, so no empty run is open; a ring with room for two drops is a take.)
+            let later: UInt64 =
+                idleInputs == nil && laterExcessIsKnown && laterExcessFrames > 0 && laterExcessFrames < missed
+                    && missed == verdict.missedFrames && verdict.graphFrames == 0 && !verdict.discardsCycle
+                    && !lossFollowsHeld && held == UInt64(heldFrames) && UInt64(laterExcessOffset) <= held
+                    && samples != nil && pendingDrop.frameCount == 0 && (drops?.availableToWrite() ?? 0) >= 2
+                ? laterExcessFrames : 0
             var event = pendingDrop
             event.startFrame = lossFollowsHeld ? place &+ held : place
-            event.frameCount = missed
+            event.frameCount = missed &- later
             if emptyRunIsOpen && event.startFrame >= emptyRunStart {
                 // Inside an empty run: logged with the run, as one stretch (`noteEmptyCycle`).
                 if emptyRunInserted == 0 { emptyRunInsertedStart = event.startFrame }
@@ -778,7 +775,7 @@ struct CaptureKernel {
                     pendingDrop.frameCount &+= missed
                     counters.pointee.framesDropped.add(missed, ordering: .relaxed)
                 } else if drops.pushOne(event) {
-                    counters.pointee.framesDropped.add(missed, ordering: .relaxed)
+                    counters.pointee.framesDropped.add(event.frameCount, ordering: .relaxed)
                 } else {
                     // No room in the drop log: what is held becomes silence with the loss, counted.
                     pendingDrop.startFrame = place
@@ -788,11 +785,11 @@ struct CaptureKernel {
                 }
                 if later > 0 {
                     // Room for both was checked above.
-                    let laterEvent = gapEvent(start: place &+ missed &+ UInt64(laterExcessOffset), frames: later)
+                    let laterEvent = gapEvent(
+                        start: place &+ event.frameCount &+ UInt64(laterExcessOffset), frames: later)
                     counters.pointee.missedGaps.add(1, ordering: .relaxed)
                     _ = missedGaps.pushOne(laterEvent)
                     if drops.pushOne(laterEvent) { counters.pointee.framesDropped.add(later, ordering: .relaxed) }
-                    missed &+= later
                 }
             }
             framesTaken = place &+ missed &+ held
