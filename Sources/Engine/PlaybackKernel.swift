@@ -38,9 +38,11 @@ public struct PlaybackCounters: ~Copyable {
     /// PipeWire only: periods of cycles micmon entered a period or more after they began, with
     /// the counter showing +N. Their output reached the outputs if the whole graph ran late with
     /// it (a late driver), and never did if the graph ran its readers without it (micmon alone
-    /// late); nothing a client sees tells the two apart (docs/platforms.md). In
-    /// `uncertainGaps` at their playback positions; non-zero means exit 75, never 0. Realtime
-    /// thread.
+    /// late); nothing a client sees tells the two apart (docs/platforms.md). And the frames of a
+    /// counter excess that no repeat of the position followed: the readers, all downstream of
+    /// micmon, run only after it, so mostly they got the file whole while the clock ran past it
+    /// (micmon woken late, or a late driver catching up). In `uncertainGaps` at their playback positions; non-zero means exit 75, never
+    /// 0. Realtime thread.
     public let uncertainGapCount = Atomic<UInt64>(0)
     public let framesUncertain = Atomic<UInt64>(0)
     /// Late reads of the frame counter that netted out (+2N then +0, jackd2): nothing missed.
@@ -199,10 +201,17 @@ struct PlaybackKernel {
     private mutating func noteLateEntry(frameCount: Int) {
         lateEntries &+= 1
         counters.pointee.lateCycles.store(timeline.repeatedPositions &+ lateEntries, ordering: .relaxed)
+        noteUncertain(UInt64(frameCount), at: framesPlayed)
+    }
+
+    /// Counts and logs `frames` of the server's clock that may not have reached the outputs, at
+    /// playback position `position` (`PlaybackCounters.framesUncertain`). Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func noteUncertain(_ frames: UInt64, at position: UInt64) {
         counters.pointee.uncertainGapCount.add(1, ordering: .relaxed)
-        counters.pointee.framesUncertain.add(UInt64(frameCount), ordering: .relaxed)
-        lastMissedGap.startFrame = framesPlayed
-        lastMissedGap.frameCount = UInt64(frameCount)
+        counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
+        lastMissedGap.startFrame = position
+        lastMissedGap.frameCount = frames
         _ = uncertainGaps?.pushOne(lastMissedGap)
     }
 
@@ -214,7 +223,14 @@ struct PlaybackKernel {
         }
         // The outputs lost the periods either way: a graph-wide gap is silence there too.
         let missed = verdict.missedFrames &+ verdict.graphFrames
-        if missed > 0 {
+        if missed > 0 && lateRepeatIsRead && !verdict.discardsCycle {
+            // PipeWire, an excess no repeat followed: every reader of the outputs runs only after
+            // micmon, so mostly the file reached them whole while the clock ran past it (micmon
+            // woken late, or a late driver catching up); a reader woken between two of micmon's
+            // cycles loses a period. Nothing here tells which (docs/timeline.md, "play: an
+            // excess that no repeat follows").
+            noteUncertain(missed, at: excessStart ?? framesPlayed)
+        } else if missed > 0 {
             counters.pointee.missedGapCount.add(1, ordering: .relaxed)
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
             lastMissedGap.startFrame = excessStart ?? framesPlayed

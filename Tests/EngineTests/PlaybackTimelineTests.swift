@@ -98,6 +98,41 @@ final class PlaybackTimelineTests {
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
     }
 
+    /// Measured with three witnesses downstream under `stress-ng --cpu 2 --hdd 1`: 2 of 20 runs
+    /// had an excess of one period that no repeat followed, and every witness held the file
+    /// there; micmon had reported it as a certain loss.
+    @Test("an excess that no repeat follows is uncertain at its playback position, not a certain loss")
+    func excessWithoutRepeatIsUncertain() {
+        cycle(advance: 0)
+        cycle()
+        cycle()
+        cycle(advance: 2, lateness: 300)
+        cycle()
+        cycle()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.uncertainGapCount.load(ordering: .relaxed) == 1)
+        // Two periods played before the excess appeared; the frames go before the cycle that
+        // showed it.
+        #expect(loggedGaps(uncertain) == [DropEvent(startFrame: 512, frameCount: 256)])
+        #expect(loggedGaps(missed).isEmpty)
+        #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("off PipeWire an excess not given back stays a certain loss")
+    func jackdExcessIsMissed() {
+        kernel.lateRepeatIsRead = false
+        cycle(advance: 0)
+        cycle()
+        cycle()
+        cycle(advance: 2, lateness: 300)
+        cycle()
+        cycle()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 0)
+        #expect(loggedGaps(missed) == [DropEvent(startFrame: 512, frameCount: 256)])
+    }
+
     @Test("on jackd2 (no late-repeat rule) a late entry is the timeline judge's to weigh, not a loss by itself")
     func jackdIgnoresLateEntry() {
         kernel.lateRepeatIsRead = false

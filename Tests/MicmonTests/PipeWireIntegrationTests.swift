@@ -563,12 +563,12 @@ extension JackIntegrationTests {
             let pipeWire = try PrivatePipeWire()
             defer { pipeWire.stop() }
             let folder = TestEnvironment.scratchFolder("pw-late-play")
-            // Three witnesses record the player's outputs (jack_capture connects them once they
+            // Four witnesses record the player's outputs (jack_capture connects them once they
             // exist): damage every sound witness holds alike reached the outputs; damage one holds
             // alone is that witness's own (it ran late itself on a loaded machine). A witness that
             // lost a tenth of the file or more is not sound (jack_capture fell behind by itself:
             // 19457 of 140000 frames held in one CI run); the judgement needs two sound ones.
-            let witnessPaths = (1 ... 3).map { folder + "/witness-\($0).wav" }
+            let witnessPaths = (1 ... 4).map { folder + "/witness-\($0).wav" }
             let witnesses = try witnessPaths.map {
                 try pipeWire.start(["jack_capture", "--daemon", "-p", "late-play:out_1", "-p", "late-play:out_2", $0])
             }
@@ -586,7 +586,7 @@ extension JackIntegrationTests {
             // The witnesses connect once the player's ports exist, which under load can take
             // seconds: the judgement starts when both are connected, and runs 3 s from there.
             let connected = TestEnvironment.waitUntil(timeout: 20) {
-                // (jack_lsp's filter is a substring.) Three witnesses on two outputs.
+                // (jack_lsp's filter is a substring.) Four witnesses on two outputs.
                 let listing = (try? pipeWire.run(["jack_lsp", "-c", "late-play:out_"]).stdout) ?? ""
                 let witnessLinks = listing.split(separator: "\n").filter {
                     $0.hasPrefix("   ") && $0.contains("jack_capture")
