@@ -164,6 +164,9 @@ struct CaptureKernel {
             if framesTaken == frameLimit { counters.pointee.isComplete.store(true, ordering: .releasing) }
         }
         stagesCommit = defersCommit && knowsCycleFrame && idleInputs == nil
+        if isTaking && timeline.isHolding && link.state.pointee.sampleRateChanged.load(ordering: .acquiring) {
+            releaseHoldAtRateChange()
+        }
         // The last cycle settles what the judge still holds, before the stop is confirmed (the
         // writer finishes once it is): this cycle's counter first, then whatever is left.
         if isTaking && timeline.isHolding && link.state.pointee.stopRequested.load(ordering: .acquiring) {
@@ -694,6 +697,23 @@ struct CaptureKernel {
         counters.pointee.missedGaps.add(1, ordering: .relaxed)
         _ = missedGaps.pushOne(gapEvent(start: emptyRunInsertedStart, frames: emptyRunInserted))
         emptyRunInserted = 0
+    }
+
+    /// The graph changed its rate while an excess was held: the excess is not judged (PipeWire's
+    /// counter jumps while the graph re-clocks, for every client alike, as at a period change),
+    /// nothing is inserted, and its frames are reported uncertain where it appeared
+    /// (docs/timeline.md, "A rate change while an excess is held"); the held periods go to the
+    /// file as they are. Realtime thread.
+    @_noLocks @_noAllocation
+    private mutating func releaseHoldAtRateChange() {
+        let frames = timeline.pendingFrames
+        let place = holdStart ?? framesTaken
+        apply(timeline.releaseUnjudged())
+        guard place < frameLimit else { return }
+        counters.pointee.uncertainGaps.add(1, ordering: .relaxed)
+        counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
+        // A full log loses the entry, never the counts.
+        _ = uncertainGaps.pushOne(gapEvent(start: place, frames: frames))
     }
 
     /// A cycle changed what is pending while an excess was held: `frames` more (a later excess,

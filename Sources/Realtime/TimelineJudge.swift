@@ -217,6 +217,20 @@
         return verdict
     }
 
+    /// Ends the pending excess unjudged (the caller cannot weigh it: the graph changed its rate
+    /// meanwhile, and its counter jumps while it re-clocks): a verdict that releases the hold
+    /// with nothing lost, nothing given back. The caller reports the frames as it sees fit.
+    /// Realtime-safe.
+    @inlinable
+    public mutating func releaseUnjudged() -> Verdict {
+        var verdict = Verdict()
+        guard pendingFrames > 0 else { return verdict }
+        verdict.releasesHold = true
+        pendingFrames = 0
+        pendingAge = 0
+        return verdict
+    }
+
     /// An excess starts pending after the last cycle: what the settlement compares against.
     @inlinable
     mutating func notePendingStart() {

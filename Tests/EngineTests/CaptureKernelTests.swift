@@ -699,6 +699,40 @@ final class CaptureKernelTests {
             }
         }
     }
+    /// PipeWire's counter jumps while the graph re-clocks for a new rate: an excess held when the
+    /// rate changes is not judged. Before, the stop settled it as micmon's loss: 3200 frames of
+    /// silence inserted at the end of a take whose witness lacked one period there.
+    @Test("an excess held when the rate changes is uncertain, nothing inserted; the held period is written")
+    func rateChangeReleasesTheHoldUnjudged() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        cycle(at: 1192, source: 192)  // held: the counter ran a period ahead
+        kernel.link.noteSampleRate(44100)
+        cycle(at: 90_000, source: 256)  // the first cycle at the new rate: nothing taken
+        state.pointee.stopRequested.store(true, ordering: .releasing)
+        cycle(at: 90_128, source: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.framesDropped.load(ordering: .relaxed) == 0)
+        #expect(result.drops.isEmpty)
+        #expect(counters.pointee.uncertainGaps.load(ordering: .relaxed) == 1)
+        #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 64)
+        let logged = uncertainGaps.consumer.readableSlices()
+        #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
+        let frames = try readBack(path)
+        #expect(frames.count == 192 * 2)
+        for frame in 0 ..< 192 {
+            let expected = Float(frame < 128 ? frame + 1 : frame + 64 + 1)
+            if frames[2 * frame] != expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
+                break
+            }
+        }
+    }
+
     /// PipeWire's idle buffers (one per input) and a second pair of period buffers: its nodes
     /// alternate two buffers by period.
     let idle = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 64)
