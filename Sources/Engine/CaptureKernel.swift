@@ -132,9 +132,10 @@ struct CaptureKernel {
     var heldInputsVary = false
     /// Not PipeWire: while an excess is held, one further excess a later cycle brought (its
     /// frames, and the frames held before that cycle's period), to be placed there rather than
-    /// with the first when the whole is settled as micmon's loss (`apply`). A third, a give-back
-    /// or a move of the counter within a cycle makes the places unknown (`laterExcessIsKnown`
-    /// false): the whole then goes where the first appeared, as before.
+    /// with the first when the whole is settled as micmon's loss (`apply`). A third cannot join
+    /// the hold: the confirmation window settles it on the cycle that would bring it, whose excess
+    /// starts a hold of its own. A give-back or a move of the counter within a cycle makes the
+    /// places unknown (`laterExcessIsKnown` false): the whole then goes where the first appeared.
     var laterExcessFrames: UInt64 = 0
     var laterExcessOffset = 0
     var laterExcessIsKnown = true

@@ -605,6 +605,47 @@ final class CaptureKernelTests {
         }
     }
 
+    /// An excess in each of three cycles in a row: the confirmation window settles the first two
+    /// on the third, whose own excess then starts a hold of its own, so no hold ever carries more
+    /// than one later excess. Each loss goes where it appeared, and the take keeps the server's
+    /// clock throughout.
+    @Test("jackd2: three excesses in a row are three losses, each where it appeared")
+    func threeExcessesInARowArePlacedEach() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1192, source: 192)
+        cycle(at: 1320, source: 320)
+        cycle(at: 1448, source: 448)  // the first two settle; this one's excess is a new hold
+        waitForWriter(writer, frames: 384)
+        cycle(at: 1512, source: 512)
+        cycle(at: 1576, source: 576)
+        waitForWriter(writer, frames: 640)
+        cycle(at: 1640, source: 640)
+        waitForWriter(writer, frames: 704)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 192)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 3)
+        #expect(
+            result.drops == [
+                DropEvent(startFrame: 128, frameCount: 64), DropEvent(startFrame: 256, frameCount: 64),
+                DropEvent(startFrame: 384, frameCount: 64),
+            ])
+        let frames = try readBack(path)
+        #expect(frames.count == 704 * 2)
+        for frame in 0 ..< min(704, frames.count / 2) {
+            let silent = [128 ..< 192, 256 ..< 320, 384 ..< 448].contains { $0.contains(frame) }
+            let expected: Float = silent ? 0 : Float(frame + 1)
+            if frames[2 * frame] != expected {
+                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
+                break
+            }
+        }
+    }
+
     /// Staged periods reach the writer only once the cycle's end commits them.
     @Test("a staged period is committed by the cycle's end, not before")
     func stagedPeriodWaitsForTheCycleEnd() throws {
