@@ -14,6 +14,9 @@ scenes are sequences, starting from a zero state as the kernel does. The rooms o
 
 Usage: python train.py --data FEATURES.npz --out PARAMS.npz [--minutes M] [--dense E] [--units H]
        [--correction R] [--keep λ] [--keep-above G] [--clean-target-snr S] [--init PARAMS.npz]
+       [--widen-from PARAMS.npz]
+--widen-from starts from a narrower model (train.py's output, or import_c.py's) widened to
+--dense E / --units H so that the wider network computes exactly what it did (see widen()).
 Threads: run with XLA_FLAGS=--xla_cpu_multi_thread_eigen=false OMP_NUM_THREADS=1 and nice.
 """
 from __future__ import annotations
@@ -43,6 +46,40 @@ def init_params(key, d, e, h, b, correction=0.0):
     wo, bo = (uni(ks[3], (b, h), h) * 0.1, jnp.zeros(b)) if correction > 0 else (uni(ks[3], (b, h), h), jnp.ones(b))
     return dict(W=uni(ks[0], (e, d), d), b=jnp.zeros(e), Wi=uni(ks[1], (3 * h, e), h), bi=jnp.zeros(3 * h),
                 Wh=uni(ks[2], (3 * h, h), h), bh=jnp.zeros(3 * h), Wo=wo, bo=bo)
+
+
+def widen(old, key, e, h):
+    """A narrower model's parameters in a network of E dense and H GRU units, function-preserving.
+
+    The old units keep their weights (the top-left blocks, each GRU gate's rows at the gate's new
+    offset). New units get init_params' random incoming weights (features → dense; dense and state
+    → their gates) and zero biases, but nothing flows out of them yet: their columns in the gate
+    weights of the old GRU units and in the output layer are zero. So the old units see exactly
+    what they saw and the output is the old model's; the new units' outputs are nonzero, so their
+    outgoing weights get gradients from the first step on.
+    """
+    e0, d = old["W"].shape
+    h0 = old["Wh"].shape[1]
+    b = old["Wo"].shape[0]
+    assert e >= e0 and h >= h0, f"--dense {e} --units {h} is narrower than the model ({e0}, {h0})"
+    fresh = {k: np.asarray(v) for k, v in init_params(key, d, e, h, b).items()}
+    W = fresh["W"].copy()
+    W[:e0] = old["W"]
+    bias = np.zeros(e, np.float32)
+    bias[:e0] = old["b"]
+    Wi, Wh = fresh["Wi"].copy(), fresh["Wh"].copy()
+    bi, bh = np.zeros(3 * h, np.float32), np.zeros(3 * h, np.float32)
+    for gate in range(3):
+        new_rows, old_rows = slice(gate * h, gate * h + h0), slice(gate * h0, gate * h0 + h0)
+        Wi[new_rows] = 0
+        Wi[new_rows, :e0] = old["Wi"][old_rows]
+        Wh[new_rows] = 0
+        Wh[new_rows, :h0] = old["Wh"][old_rows]
+        bi[new_rows] = old["bi"][old_rows]
+        bh[new_rows] = old["bh"][old_rows]
+    Wo = np.zeros((b, h), np.float32)
+    Wo[:, :h0] = old["Wo"]
+    return dict(W=W, b=bias, Wi=Wi, bi=bi, Wh=Wh, bh=bh, Wo=Wo, bo=np.asarray(old["bo"], np.float32))
 
 
 def forward(p, x):
@@ -125,6 +162,8 @@ def main():
     ap.add_argument("--keep-above", type=float, default=0.8)
     ap.add_argument("--clean-target-snr", type=float, default=None)
     ap.add_argument("--init", help="start from these parameters (train.py's output on the same features)")
+    ap.add_argument("--widen-from", help="start from these narrower parameters widened to --dense/--units, "
+                    "computing exactly what they computed")
     a = ap.parse_args()
     data = np.load(a.data)
     f, g, w, rooms = data["features"], data["gains"], data["weights"], data["rooms"]
@@ -146,9 +185,10 @@ def main():
     classic = np.clip(f[:, :, 4 * BANDS:5 * BANDS], 0, 1).astype(np.float32)
     cut_room = np.quantile(rooms, 1 - a.validation)
     val = rooms > cut_room
-    if a.init:
+    assert not (a.init and a.widen_from), "--init or --widen-from, not both"
+    if a.init or a.widen_from:
         # The starting parameters keep the normalisation they were trained with.
-        start_from = np.load(a.init)
+        start_from = np.load(a.init or a.widen_from)
         mean, dev = start_from["mean"], 1 / start_from["inverse_deviation"]
     else:
         mean = f[~val].reshape(-1, d).mean(0)
@@ -164,6 +204,20 @@ def main():
     if a.init:
         assert float(start_from["correction"]) == a.correction
         p = {k: jnp.asarray(start_from[k]) for k in p}
+    if a.widen_from:
+        assert float(start_from["correction"]) == a.correction
+        narrow = {k: jnp.asarray(start_from[k]) for k in p}
+        p = {k: jnp.asarray(v) for k, v in widen(start_from, jax.random.PRNGKey(a.seed + 1), a.dense, a.units).items()}
+        # Epoch 0: the widened model against the one it was widened from, on the validation scenes.
+        if len(xv):
+            v_narrow = float(eval_loss(narrow, xv, gv, wv, cv, *hyper))
+            v_wide = float(eval_loss(p, xv, gv, wv, cv, *hyper))
+            probe = xv[:1, :200]
+            diff = float(jnp.max(jnp.abs(forward(p, probe) - forward(narrow, probe))))
+            print(json.dumps(dict(epoch=0, validation=v_wide, validation_widened_from=v_narrow,
+                                  max_output_difference=diff)), flush=True)
+    elif a.init and len(xv):
+        print(json.dumps(dict(epoch=0, validation=float(eval_loss(p, xv, gv, wv, cv, *hyper)))), flush=True)
     m, v = adam_init(p)
     rng = np.random.default_rng(a.seed)
     start = time.time()
