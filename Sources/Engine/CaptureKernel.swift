@@ -629,11 +629,7 @@ struct CaptureKernel {
         if !inputsAreSilent(frameCount: frameCount) {
             if silentRunIsOpen && silentRunStart < frameLimit {
                 let room = frameLimit - silentRunStart
-                let frames = silentRunFrames < room ? silentRunFrames : room
-                counters.pointee.uncertainGaps.add(1, ordering: .relaxed)
-                counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
-                // A full log loses the entry, never the counts.
-                _ = uncertainGaps.pushOne(gapEvent(start: silentRunStart, frames: frames))
+                noteUncertain(silentRunFrames < room ? silentRunFrames : room, at: silentRunStart)
             }
             silentRunIsOpen = false
             lastCycleHadSound = true
@@ -710,11 +706,17 @@ struct CaptureKernel {
         let frames = timeline.pendingFrames
         let place = holdStart ?? framesTaken
         apply(timeline.releaseUnjudged())
-        guard place < frameLimit else { return }
+        if place < frameLimit { noteUncertain(frames, at: place) }
+    }
+
+    /// Counts and logs `frames` of the take from `start` as uncertain (`uncertainGaps`): reported,
+    /// never moved or dropped. Realtime thread.
+    @_noLocks @_noAllocation
+    private func noteUncertain(_ frames: UInt64, at start: UInt64) {
         counters.pointee.uncertainGaps.add(1, ordering: .relaxed)
         counters.pointee.framesUncertain.add(frames, ordering: .relaxed)
         // A full log loses the entry, never the counts.
-        _ = uncertainGaps.pushOne(gapEvent(start: place, frames: frames))
+        _ = uncertainGaps.pushOne(gapEvent(start: start, frames: frames))
     }
 
     /// A cycle changed what is pending while an excess was held: `frames` more (a later excess,

@@ -41,8 +41,8 @@ public struct PlaybackCounters: ~Copyable {
     /// late); nothing a client sees tells the two apart (docs/platforms.md). And the frames of a
     /// counter excess that no repeat of the position followed: the readers, all downstream of
     /// micmon, run only after it, so mostly they got the file whole while the clock ran past it
-    /// (micmon woken late, or a late driver catching up). In `uncertainGaps` at their playback positions; non-zero means exit 75, never
-    /// 0. Realtime thread.
+    /// (micmon woken late, or a late driver catching up). In `uncertainGaps` at their playback
+    /// positions; non-zero means exit 75, never 0. Realtime thread.
     public let uncertainGapCount = Atomic<UInt64>(0)
     public let framesUncertain = Atomic<UInt64>(0)
     /// Late reads of the frame counter that netted out (+2N then +0, jackd2): nothing missed.

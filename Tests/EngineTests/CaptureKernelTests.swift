@@ -110,6 +110,19 @@ final class CaptureKernelTests {
 
     func readBack(_ path: String) throws -> [Float] { try SoundFileReader(path: path).readAllFloats() }
 
+    /// Checks the first channel of interleaved stereo `frames`, up to `count` frames, against
+    /// `expected(frame)`; records the first mismatch only.
+    func expectFirstChannel(
+        _ frames: [Float], upTo count: Int, sourceLocation: SourceLocation = #_sourceLocation,
+        _ expected: (Int) -> Float
+    ) {
+        for frame in 0 ..< min(count, frames.count / 2) where frames[2 * frame] != expected(frame) {
+            Issue.record(
+                "frame \(frame): \(frames[2 * frame]); expected \(expected(frame))", sourceLocation: sourceLocation)
+            break
+        }
+    }
+
     @Test("a full ring drops whole periods; the file keeps its timeline with silence there")
     func dropsBecomeSilenceInPlace() throws {
         let path = scratchPath()
@@ -595,14 +608,7 @@ final class CaptureKernelTests {
         #expect(taken() == 1088)
         let frames = try readBack(path)
         #expect(frames.count == 1088 * 2)
-        for frame in 0 ..< min(1088, frames.count / 2) {
-            let silent = (128 ..< 768).contains(frame) || (832 ..< 896).contains(frame)
-            let expected: Float = silent ? 0 : Float(frame + 1)
-            if frames[2 * frame] != expected {
-                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
-                break
-            }
-        }
+        expectFirstChannel(frames, upTo: 1088) { [128 ..< 768, 832 ..< 896].anyContains($0) ? 0 : Float($0 + 1) }
     }
 
     /// An excess in each of three cycles in a row: the confirmation window settles the first two
@@ -636,13 +642,8 @@ final class CaptureKernelTests {
             ])
         let frames = try readBack(path)
         #expect(frames.count == 704 * 2)
-        for frame in 0 ..< min(704, frames.count / 2) {
-            let silent = [128 ..< 192, 256 ..< 320, 384 ..< 448].contains { $0.contains(frame) }
-            let expected: Float = silent ? 0 : Float(frame + 1)
-            if frames[2 * frame] != expected {
-                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
-                break
-            }
+        expectFirstChannel(frames, upTo: 704) {
+            [128 ..< 192, 256 ..< 320, 384 ..< 448].anyContains($0) ? 0 : Float($0 + 1)
         }
     }
 
@@ -732,13 +733,7 @@ final class CaptureKernelTests {
         #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
         let frames = try readBack(path)
         #expect(frames.count == 256 * 2)
-        for frame in 0 ..< 256 {
-            let expected: Float = (128 ..< 192).contains(frame) ? 0 : Float(frame + 1)
-            if frames[2 * frame] != expected {
-                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
-                break
-            }
-        }
+        expectFirstChannel(frames, upTo: 256) { (128 ..< 192).contains($0) ? 0 : Float($0 + 1) }
     }
     /// PipeWire's counter jumps while the graph re-clocks for a new rate: an excess held when the
     /// rate changes is not judged. Before, the stop settled it as micmon's loss: 3200 frames of
@@ -765,13 +760,7 @@ final class CaptureKernelTests {
         #expect(logged.count == 1 && logged[0] == DropEvent(startFrame: 128, frameCount: 64))
         let frames = try readBack(path)
         #expect(frames.count == 192 * 2)
-        for frame in 0 ..< 192 {
-            let expected = Float(frame < 128 ? frame + 1 : frame + 64 + 1)
-            if frames[2 * frame] != expected {
-                Issue.record("frame \(frame): \(frames[2 * frame]); expected \(expected)")
-                break
-            }
-        }
+        expectFirstChannel(frames, upTo: 192) { Float($0 < 128 ? $0 + 1 : $0 + 64 + 1) }
     }
 
     /// PipeWire's idle buffers (one per input) and a second pair of period buffers: its nodes
@@ -1016,4 +1005,9 @@ final class CaptureKernelTests {
         #expect(result.drops == [DropEvent(startFrame: UInt64(lost), frameCount: 64)])
         try expectFile(path, frames: 384, silent: lost ..< lost + 64)
     }
+}
+
+extension Array where Element == Range<Int> {
+    /// Whether any of the ranges holds `value`.
+    func anyContains(_ value: Int) -> Bool { contains { $0.contains(value) } }
 }

@@ -98,17 +98,23 @@ final class PlaybackTimelineTests {
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
     }
 
-    /// Measured with three witnesses downstream under `stress-ng --cpu 2 --hdd 1`: 2 of 20 runs
-    /// had an excess of one period that no repeat followed, and every witness held the file
-    /// there; micmon had reported it as a certain loss.
-    @Test("an excess that no repeat follows is uncertain at its playback position, not a certain loss")
-    func excessWithoutRepeatIsUncertain() {
+    /// Two periods played, then a cycle entered on time with the counter a period ahead, and two
+    /// steady cycles after it: the excess is never given back and no repeat follows.
+    func playExcessWithoutRepeat() {
         cycle(advance: 0)
         cycle()
         cycle()
         cycle(advance: 2, lateness: 300)
         cycle()
         cycle()
+    }
+
+    /// Measured with three witnesses downstream under `stress-ng --cpu 2 --hdd 1`: 2 of 20 runs
+    /// had an excess of one period that no repeat followed, and every witness held the file
+    /// there; micmon had reported it as a certain loss.
+    @Test("an excess that no repeat follows is uncertain at its playback position, not a certain loss")
+    func excessWithoutRepeatIsUncertain() {
+        playExcessWithoutRepeat()
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
         #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 256)
         #expect(counters.pointee.uncertainGapCount.load(ordering: .relaxed) == 1)
@@ -122,12 +128,7 @@ final class PlaybackTimelineTests {
     @Test("off PipeWire an excess not given back stays a certain loss")
     func jackdExcessIsMissed() {
         kernel.lateRepeatIsRead = false
-        cycle(advance: 0)
-        cycle()
-        cycle()
-        cycle(advance: 2, lateness: 300)
-        cycle()
-        cycle()
+        playExcessWithoutRepeat()
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 256)
         #expect(counters.pointee.framesUncertain.load(ordering: .relaxed) == 0)
         #expect(loggedGaps(missed) == [DropEvent(startFrame: 512, frameCount: 256)])
