@@ -186,9 +186,9 @@ extension ScalingBench {
         var run = bench.run(
             loudnessOff ? .micmonOff : .micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
         stress?.stop(SIGTERM, grace: 10)
+        let cycles = source.tracedCycles()
         if let keep = getenv("MICMON_BENCH_KEEP").map({ String(cString: $0) }) {
             // The source's cycles (SignalSourceCycle, 40 bytes each, little-endian) beside the take.
-            let cycles = source.tracedCycles()
             let path = keep + "/source-trace.bin"
             if let file = fopen(path, "wb") {
                 _ = cycles.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
@@ -203,6 +203,18 @@ extension ScalingBench {
         if let failure = run.failure { report.failures.append("soak: \(failure)") }
         let periods = seconds * 48000 / 32
         figures(into: &report, section: section, run: run, periods: periods)
+        // The bare client beside micmon: the source does nothing but write its ports, and sits
+        // first in the graph; what the server ran without it, over the stretch of signal the take
+        // holds, is what this host costs any client in the same run.
+        if let start = run.take?.startFrame, let frames = run.take?.frames {
+            let own = SourceLosses(cycles, signalFrames: start ..< start + UInt64(frames))
+            report.figures.append(
+                .measured(
+                    section, "the source (a bare client, first in the graph): frames the server ran without it",
+                    [Double(own.frames)], unit: "frames", digits: 0))
+            report.figures.append(
+                .measured(section, "the source: gaps of its own", [Double(own.gaps)], unit: "gaps", digits: 0))
+        }
     }
 
     private static func figures(into report: inout Report, section: String, run: ProcessBench.Run, periods: Double) {
@@ -518,5 +530,23 @@ enum ScalingPlot {
         guard let text = svg(report) else { return false }
         try Data(text.utf8).write(to: URL(fileURLWithPath: svgPath))
         return true
+    }
+}
+
+/// The cycles the server ran without the source, from its trace: each traced cycle whose counter
+/// moved on by more than the period before it (its own gap), over the cycles that rendered the
+/// given stretch of the signal. Main thread.
+struct SourceLosses {
+    var gaps = 0
+    var frames = 0
+
+    init(_ cycles: [SignalSourceCycle], signalFrames: Range<UInt64>) {
+        for (previous, cycle) in zip(cycles, cycles.dropFirst()) where signalFrames.contains(cycle.frame) {
+            let step = Int(cycle.counter &- previous.counter)
+            if step > Int(previous.frameCount) {
+                gaps += 1
+                frames += step - Int(previous.frameCount)
+            }
+        }
     }
 }

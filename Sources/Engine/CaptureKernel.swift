@@ -139,6 +139,13 @@ struct CaptureKernel {
     var laterExcessFrames: UInt64 = 0
     var laterExcessOffset = 0
     var laterExcessIsKnown = true
+    /// Not PipeWire: where the last held period starts among the held frames, and what was
+    /// pending before the cycle that took it. A repeat of that period shows it to be the
+    /// repeating cycle's: what became pending from that cycle on was lost just before it, not
+    /// where the first excess appeared (`apply`). `pendingBeforeCycle` is this cycle's.
+    var lastHeldOffset = 0
+    var pendingBeforeLastHeld: UInt64 = 0
+    var pendingBeforeCycle: UInt64 = 0
     /// Frames of this cycle in the clean buffer (0 when the suppressor did not run this cycle),
     /// so monitoring never replays an old period. Realtime thread only.
     var cleanFrameCount = 0
@@ -210,10 +217,14 @@ struct CaptureKernel {
             // Not PipeWire: while an excess is held, a cycle whose inputs are the held cycle's
             // very samples. The late cycle read ahead (its source had already run again) and this
             // one reads the same period: what lies between is lost, nothing is given back.
-            let repeatsHeldInputs =
-                idleInputs == nil && timeline.isHolding && heldInputsVary && frames == timeline.lastFrames
-                && inputsFingerprint(frameCount: frameCount).hash == heldInputsFingerprint
+            let mayRepeat = idleInputs == nil && timeline.isHolding && frames == timeline.lastFrames
+            let repeatsWholly =
+                mayRepeat && heldInputsVary && inputsFingerprint(frameCount: frameCount).hash == heldInputsFingerprint
+            // Or in part: the held copy was taken while the source wrote this period (torn).
+            let repeatsInPart = mayRepeat && !repeatsWholly && lastHeldCopyIsTorn(frameCount: frameCount)
+            let repeatsHeldInputs = repeatsWholly || repeatsInPart
             let pendingBefore = timeline.pendingFrames
+            pendingBeforeCycle = pendingBefore
             let verdict = timeline.step(
                 counter: cycleStartFrame, frames: frames, microseconds: cycleMicroseconds, driverStamp: driverStamp,
                 deliveredNothing: (timeline.isHolding
@@ -225,7 +236,9 @@ struct CaptureKernel {
             }
             // A late cycle counts where its loss lies within the take (`apply` logs it only there).
             let lossIsInTake = (holdStart ?? framesTaken) < frameLimit
-            apply(verdict)
+            // The torn copy stands for this cycle's period: the whole of it goes in its place.
+            if repeatsInPart && verdict.discardsCycle { rewriteLastHeldPeriod(frameCount: frameCount) }
+            apply(verdict, repeatsLastHeld: repeatsHeldInputs && pendingBefore > 0)
             if verdict.discardsCycle {
                 // PipeWire repeated the last position without data: nothing of it is taken.
                 if lossIsInTake {
@@ -351,6 +364,8 @@ struct CaptureKernel {
                 (heldInputsFingerprint, heldInputsVary) = copied
                 holdStart = framesTaken &- UInt64(staged)
                 heldFrames = staged
+                lastHeldOffset = 0
+                pendingBeforeLastHeld = 0
                 heldPeriodIsOwn = false
                 // The held period may be a later one than the cycle's: where a further excess
                 // belongs is unknown.
@@ -736,10 +751,12 @@ struct CaptureKernel {
     /// Carries out what the timeline judge settled: a graph-wide gap is logged and counted; a
     /// loss of micmon's own becomes a drop at the place the excess appeared, before the periods
     /// held since (silence the writer fills in, within `frameLimit`), or two when a later cycle
-    /// brought a further excess of known place (`laterExcessFrames`); then what was held is
-    /// released to the writer. Realtime thread.
+    /// brought a further excess of known place (`laterExcessFrames`), or when the cycle repeated
+    /// the last of several held periods (`repeatsLastHeld`: what became pending from that
+    /// period's cycle on goes just before it); then what was held is released to the writer.
+    /// Realtime thread.
     @_noLocks @_noAllocation
-    private mutating func apply(_ verdict: TimelineJudge.Verdict) {
+    private mutating func apply(_ verdict: TimelineJudge.Verdict, repeatsLastHeld: Bool = false) {
         guard verdict.releasesHold || verdict.jitterFrames > 0 || verdict.counterReset else { return }
         let counters = self.counters
         if verdict.jitterFrames > 0 {
@@ -772,15 +789,25 @@ struct CaptureKernel {
                 held = room - missed
             }
             counters.pointee.framesMissed.add(missed, ordering: .relaxed)
-            // A later excess of known place, all of it micmon's and all within the take: its
-            // frames go after the periods held before it, the rest where the first appeared.
-            // (Off PipeWire, so no empty run is open; a ring with room for two drops is a take.)
+            // A second stretch of known place, all of it micmon's and all within the take: a
+            // later excess goes after the periods held before it; after a repeat of the last of
+            // several held periods, what became pending from that period's cycle on goes just
+            // before it (the period is the repeating cycle's, so that cycle's own was lost with
+            // it). The rest goes where the first appeared. (Off PipeWire, so no empty run is
+            // open; a ring with room for two drops is a take.)
+            let second: (frames: UInt64, offset: Int) =
+                repeatsLastHeld
+                ? (
+                    lastHeldOffset > 0 && pendingBeforeLastHeld > 0 && pendingBeforeLastHeld < missed
+                        ? missed &- pendingBeforeLastHeld : 0, lastHeldOffset
+                )
+                : (laterExcessIsKnown && !verdict.discardsCycle ? laterExcessFrames : 0, laterExcessOffset)
             let later: UInt64 =
-                idleInputs == nil && laterExcessIsKnown && laterExcessFrames > 0 && laterExcessFrames < missed
-                    && missed == verdict.missedFrames && verdict.graphFrames == 0 && !verdict.discardsCycle
-                    && !lossFollowsHeld && held == UInt64(heldFrames) && UInt64(laterExcessOffset) <= held
-                    && samples != nil && pendingDrop.frameCount == 0 && (drops?.availableToWrite() ?? 0) >= 2
-                ? laterExcessFrames : 0
+                idleInputs == nil && second.frames > 0 && second.frames < missed && missed == verdict.missedFrames
+                    && verdict.graphFrames == 0 && !lossFollowsHeld && held == UInt64(heldFrames)
+                    && UInt64(second.offset) <= held && samples != nil && pendingDrop.frameCount == 0
+                    && (drops?.availableToWrite() ?? 0) >= 2
+                ? second.frames : 0
             var event = pendingDrop
             event.startFrame = lossFollowsHeld ? place &+ held : place
             event.frameCount = missed &- later
@@ -808,8 +835,7 @@ struct CaptureKernel {
                 }
                 if later > 0 {
                     // Room for both was checked above.
-                    let laterEvent = gapEvent(
-                        start: place &+ event.frameCount &+ UInt64(laterExcessOffset), frames: later)
+                    let laterEvent = gapEvent(start: place &+ event.frameCount &+ UInt64(second.offset), frames: later)
                     counters.pointee.missedGaps.add(1, ordering: .relaxed)
                     _ = missedGaps.pushOne(laterEvent)
                     if drops.pushOne(laterEvent) { counters.pointee.framesDropped.add(later, ordering: .relaxed) }
@@ -824,6 +850,8 @@ struct CaptureKernel {
             laterExcessFrames = 0
             laterExcessOffset = 0
             laterExcessIsKnown = true
+            lastHeldOffset = 0
+            pendingBeforeLastHeld = 0
             if let samples, heldFrames > 0, held > 0 {
                 samples.commitWrite(count: Int(truncatingIfNeeded: held) &* recordedChannelCount)
             }
@@ -873,27 +901,13 @@ struct CaptureKernel {
         }
         // The ring holds whole frames, so the wrap point falls on a frame boundary. This period
         // goes after the held frames: into the first slice from there, the rest into the second.
-        let framesInFirst = channelCount == 2 ? slices.first.count >> 1 : slices.first.count / channelCount
-        let inFirst = held >= framesInFirst ? 0 : (frames < framesInFirst - held ? frames : framesInFirst - held)
-        // This period's slots: from `held` frames on, in the first slice and then the second.
-        var periodFirst = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
-        var periodSecond = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
-        if inFirst > 0, let base = slices.first.baseAddress {
-            // SAFETY: held + inFirst frames fit in the first slice (inFirst is what is left of it).
-            periodFirst = UnsafeMutableBufferPointer(start: base + held * channelCount, count: inFirst * channelCount)
-            Self.interleave(
-                recordSources, channelCount: channelCount, into: periodFirst, fromFrame: 0, frameCount: inFirst)
-        }
-        if frames > inFirst, let base = slices.second.baseAddress {
-            let offset = held >= framesInFirst ? held - framesInFirst : 0
-            // SAFETY: the slices hold held + frames frames in all; the rest of this period starts
-            // `offset` frames into the second.
-            periodSecond = UnsafeMutableBufferPointer(
-                start: base + offset * channelCount, count: (frames - inFirst) * channelCount)
-            Self.interleave(
-                recordSources, channelCount: channelCount, into: periodSecond, fromFrame: inFirst,
-                frameCount: frames - inFirst)
-        }
+        let (periodFirst, periodSecond) = Self.periodSlots(
+            first: slices.first, second: slices.second, offset: held, frames: frames, stride: channelCount)
+        let inFirst = periodFirst.count / channelCount
+        Self.interleave(recordSources, channelCount: channelCount, into: periodFirst, fromFrame: 0, frameCount: inFirst)
+        Self.interleave(
+            recordSources, channelCount: channelCount, into: periodSecond, fromFrame: inFirst,
+            frameCount: frames - inFirst)
         if let analysis {
             Self.copy(
                 first: periodFirst, second: periodSecond, frames: frames, channelCount: channelCount, into: analysis,
@@ -901,6 +915,8 @@ struct CaptureKernel {
         }
         if timeline.isHolding {
             heldFrames = held + frames
+            lastHeldOffset = held
+            pendingBeforeLastHeld = pendingBeforeCycle
             if idleInputs == nil && recordsInputs {
                 (heldInputsFingerprint, heldInputsVary) = Self.periodFingerprint(
                     first: periodFirst, second: periodSecond, frames: frames, stride: channelCount,

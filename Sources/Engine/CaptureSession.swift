@@ -533,7 +533,9 @@ public final class CaptureSession {
         var kernel = parts.kernel
         kernel.plantsAllocation = Environment.isSet("MICMON_TEST_PLANT_RT_ALLOCATION", to: "1")
         if let path = Environment.value("MICMON_TEST_CYCLE_TRACE"), !path.isEmpty {
-            let capacity = 1 << 16
+            // 65 536 cycles unless MICMON_TEST_CYCLE_TRACE_CYCLES asks for more (a long soak).
+            let asked = Environment.value("MICMON_TEST_CYCLE_TRACE_CYCLES").flatMap { Int($0) } ?? 0
+            let capacity = max(1 << 16, min(asked, 1 << 24))
             let entries = core.memory.make(repeating: CycleTraceEntry(), count: capacity)
             let trace = core.memory.make(CycleTrace(entries: entries, capacity: capacity))
             kernel.trace = trace

@@ -110,6 +110,24 @@ final class CaptureKernelTests {
 
     func readBack(_ path: String) throws -> [Float] { try SoundFileReader(path: path).readAllFloats() }
 
+    /// A take of two steady cycles of 64 frames (source 0 and 64 at counters 1000 and 1064),
+    /// then `cycles`; waits until `frames` are written and returns the writer's drops and the
+    /// file's samples (interleaved, two channels).
+    func takeAfterTwoSteadyCycles(
+        frames count: UInt64, _ cycles: () -> Void
+    ) throws -> (drops: [DropEvent], frames: [Float]) {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0)
+        cycle(at: 1064, source: 64)
+        waitForWriter(writer, frames: 128)
+        cycles()
+        waitForWriter(writer, frames: count)
+        let result = writer.finish()
+        return (result.drops, try readBack(path))
+    }
+
     /// Checks the first channel of interleaved stereo `frames`, up to `count` frames, against
     /// `expected(frame)`; records the first mismatch only.
     func expectFirstChannel(
@@ -296,15 +314,15 @@ final class CaptureKernelTests {
     /// (the source wrote its next period into them while this cycle ran late).
     func cycle(
         at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterBeforeCopy: UInt32? = nil,
-        counterAfterCopy: UInt32? = nil, sourceAtEnd: Int? = nil
+        counterAfterCopy: UInt32? = nil, sourceAtEnd: Int? = nil, sourceOnRight: Int? = nil, silentRight: Bool = false
     ) {
-        func fill(_ source: Int) {
+        func fill(_ source: Int, right rightSource: Int? = nil) {
             for i in 0 ..< frames {
                 left[i] = Float(source + i + 1)
-                right[i] = -Float(source + i + 1)
+                right[i] = silentRight ? 0 : -Float((rightSource ?? source) + i + 1)
             }
         }
-        fill(source)
+        fill(source, right: sourceOnRight)
         inputs[0] = UnsafePointer(left)
         inputs[1] = UnsafePointer(right)
         kernel.process(
@@ -381,23 +399,17 @@ final class CaptureKernelTests {
     /// due), then the same samples at counter 1192 and the next period: the period at 128 is
     /// lost (silence, one drop, one late cycle), the repeat discarded, no jitter.
     private func expectReadAheadLosesOnePeriod(_ lateCycle: () -> Void) throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        lateCycle()
-        cycle(at: 1192, source: 192)  // the same samples at the next position
-        cycle(at: 1256, source: 256)
-        waitForWriter(writer, frames: 320)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 320) {
+            lateCycle()
+            cycle(at: 1192, source: 192)  // the same samples at the next position
+            cycle(at: 1256, source: 256)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 64)
         #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 0)
         #expect(counters.pointee.lateCycles.load(ordering: .relaxed) == 1)
         #expect(taken() == 320)
-        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 64)])
-        try expectFile(path, frames: 320, silent: 128 ..< 192)
+        #expect(take.drops == [DropEvent(startFrame: 128, frameCount: 64)])
+        expectFrames(take.frames, count: 320, silent: 128 ..< 192)
     }
 
     /// JACK may change the buffer size before the first cycle and at any cycle after: the kernel
@@ -477,22 +489,16 @@ final class CaptureKernelTests {
     /// Two cycles of 64 frames, then `lateCycle` (which takes its own period at 128 while the
     /// counter moves on), then the next periods in place: jitter, the take exact, nothing lost.
     private func expectLateCycleIsJitter(_ lateCycle: () -> Void) throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        lateCycle()
-        cycle(at: 1192, source: 192)
-        cycle(at: 1256, source: 256)
-        waitForWriter(writer, frames: 320)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 320) {
+            lateCycle()
+            cycle(at: 1192, source: 192)
+            cycle(at: 1256, source: 256)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
         #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
         #expect(taken() == 320)
-        #expect(result.drops.isEmpty)
-        try expectFile(path, frames: 320, silent: 0 ..< 0)
+        #expect(take.drops.isEmpty)
+        expectFrames(take.frames, count: 320, silent: 0 ..< 0)
     }
 
     /// The same move, while the source wrote its next period into the very input buffers after
@@ -609,6 +615,68 @@ final class CaptureKernelTests {
         let frames = try readBack(path)
         #expect(frames.count == 1088 * 2)
         expectFirstChannel(frames, upTo: 1088) { [128 ..< 768, 832 ..< 896].anyContains($0) ? 0 : Float($0 + 1) }
+    }
+
+    /// jackd -S at 32 frames after a host stall (`micmon-bench --only soak`, traced): a cycle came
+    /// back with an excess and its own period (held), the next with a further excess, and while
+    /// it copied, the source wrote the period after it (the counter moved on); the cycle after
+    /// that brought the same samples again. The repeat shows the last held period to be the
+    /// repeating cycle's: the second excess and that cycle's own period were lost just before
+    /// it, the first excess where it appeared, before the first held period. Before, all of it
+    /// went where the first appeared, and the first held period stood three periods late.
+    @Test("jackd2: a repeat of the last of two held periods places the loss since its cycle just before it")
+    func repeatOfTheLastHeldPeriodPlacesItsLossBeforeIt() throws {
+        let take = try takeAfterTwoSteadyCycles(frames: 576) {
+            cycle(at: 1192, source: 192)  // 1128 missed; its own period, held
+            cycle(at: 1384, source: 448, counterAfterCopy: 1448)  // 1256, 1320 missed; read 1448's period
+            cycle(at: 1448, source: 448)  // the same samples again: 1384's own period was lost
+            cycle(at: 1512, source: 512)
+        }
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 256)
+        #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 2)
+        #expect(
+            take.drops == [DropEvent(startFrame: 128, frameCount: 64), DropEvent(startFrame: 256, frameCount: 192)])
+        #expect(taken() == 576)
+        #expect(take.frames.count == 576 * 2)
+        expectFirstChannel(take.frames, upTo: 576) { [128 ..< 192, 256 ..< 448].anyContains($0) ? 0 : Float($0 + 1) }
+    }
+
+    /// jackd -S at 32 frames after a host stall (`micmon-bench --only soak`, traced): a cycle
+    /// entered a period late (+2N) ran beside its source, which was writing the next period into
+    /// the same buffers, so the copy held that period on some channels and the cycle's own on
+    /// the others; the next cycle (+0) brought the next period whole. The torn copy is that
+    /// period in part: its own period is lost, placed before it, and the whole next period goes
+    /// where the torn copy stood. Before, the +0 read as a give-back: jitter, the torn period in
+    /// the file, nothing reported.
+    @Test("jackd2: a held copy torn between two periods is the next one's in part: its own is lost")
+    func tornHeldCopyIsALoss() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1192, source: 192, sourceOnRight: 128)  // +2N: left the next period, right its own
+        }
+    }
+
+    /// A held copy that matches the next cycle's inputs only on a channel whose samples never
+    /// vary (silence) says nothing of a tear: the +0 after +2N, with the varying channel its own
+    /// period, is a give-back (jitter), the take exact.
+    @Test("jackd2: a held copy that matches the next period only where the samples do not vary is no tear")
+    func constantChannelIsNoTear() throws {
+        let path = scratchPath()
+        let writer = try makeWriter(path)
+        writer.start()
+        cycle(at: 1000, source: 0, silentRight: true)
+        cycle(at: 1064, source: 64, silentRight: true)
+        waitForWriter(writer, frames: 128)
+        cycle(at: 1192, source: 128, silentRight: true)  // late: the counter one period on, its own period
+        cycle(at: 1192, source: 192, silentRight: true)  // +0: given back
+        cycle(at: 1256, source: 256, silentRight: true)
+        waitForWriter(writer, frames: 320)
+        let result = writer.finish()
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(result.drops.isEmpty)
+        let frames = try readBack(path)
+        #expect(frames.count == 320 * 2)
+        expectFirstChannel(frames, upTo: 320) { Float($0 + 1) }
     }
 
     /// An excess in each of three cycles in a row: the confirmation window settles the first two
@@ -798,7 +866,11 @@ final class CaptureKernelTests {
 
     /// Checks that the file holds source frame f + 1 at frame f except silence in `silent`.
     func expectFile(_ path: String, frames count: Int, silent: Range<Int>) throws {
-        let frames = try readBack(path)
+        expectFrames(try readBack(path), count: count, silent: silent)
+    }
+
+    /// `expectFile` of samples already read back.
+    func expectFrames(_ frames: [Float], count: Int, silent: Range<Int>) {
         #expect(frames.count == count * 2)
         for frame in 0 ..< min(count, frames.count / 2) {
             let expected: Float = silent.contains(frame) ? 0 : Float(frame + 1)

@@ -1,0 +1,102 @@
+// The capture kernel's held periods as copied into the ring: where a period lies among the
+// frames written but not yet committed, whether the last held copy was torn (taken while the
+// source wrote its next period into the same buffers), and its rewrite. Realtime thread only.
+
+import Realtime
+
+extension CaptureKernel {
+    /// The slots of `frames` interleaved frames of `stride` channels that start `offset` frames
+    /// into the two pieces of a ring's free space (`first` then `second`, split on a frame
+    /// boundary): the part in the first piece, then the rest in the second.
+    @_noLocks @_noAllocation
+    static func periodSlots(
+        first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>, offset: Int, frames: Int,
+        stride: Int
+    ) -> (first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>) {
+        let framesInFirst = stride == 2 ? first.count >> 1 : first.count / stride
+        let inFirst = offset >= framesInFirst ? 0 : (frames < framesInFirst - offset ? frames : framesInFirst - offset)
+        var slotsFirst = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+        var slotsSecond = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
+        if inFirst > 0, let base = first.baseAddress {
+            // SAFETY: offset + inFirst frames fit in the first piece (inFirst is what is left of it).
+            slotsFirst = UnsafeMutableBufferPointer(start: base + offset * stride, count: inFirst * stride)
+        }
+        if frames > inFirst, let base = second.baseAddress {
+            let into = offset >= framesInFirst ? offset - framesInFirst : 0
+            // SAFETY: the caller asked the ring for offset + frames frames; the rest of the
+            // period starts `into` frames into the second piece.
+            slotsSecond = UnsafeMutableBufferPointer(start: base + into * stride, count: (frames - inFirst) * stride)
+        }
+        return (slotsFirst, slotsSecond)
+    }
+
+    /// The last held period's slots in the ring (`lastHeldOffset`, `frames` frames), or nil when
+    /// the file does not hold the inputs or the held frames do not reach that far.
+    @_noLocks @_noAllocation
+    func lastHeldSlots(frames: Int) -> (
+        first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>
+    )? {
+        // (`recordsInputs`, spelled out: a debug build checks this file without seeing into that one.)
+        guard recordSources == inputs, frames > 0, heldFrames >= lastHeldOffset &+ frames, let samples,
+            let slices = samples.writableSlices(count: heldFrames &* recordedChannelCount)
+        else { return nil }
+        return Self.periodSlots(
+            first: slices.first, second: slices.second, offset: lastHeldOffset, frames: frames,
+            stride: recordedChannelCount)
+    }
+
+    /// Whether the last held period's copy is this cycle's inputs on some inputs whose samples
+    /// vary, and other samples on others: the copy was taken while the source wrote the period
+    /// this cycle brings (a late cycle runs beside its source once the server has begun the next
+    /// cycle), so it holds parts of two periods. Inputs whose samples do not vary say nothing.
+    @_noLocks @_noAllocation
+    func lastHeldCopyIsTorn(frameCount: Int) -> Bool {
+        guard let slots = lastHeldSlots(frames: frameCount) else { return false }
+        let stride = recordedChannelCount
+        let framesInFirst = slots.first.count / stride
+        var sameChannels = 0
+        var otherChannels = 0
+        var channel = 0
+        while channel < channelCount {
+            // SAFETY: `inputs` holds one entry per channel, each with frameCount samples this cycle.
+            let buffer = inputs[channel]
+            let firstBits = buffer[0].bitPattern
+            var varies = false
+            var isSame = true
+            var i = 0
+            while i < frameCount {
+                let bits = buffer[i].bitPattern
+                varies = varies || bits != firstBits
+                // SAFETY: the slots hold frameCount frames of `stride` samples, framesInFirst of
+                // them in the first; channel < channelCount ≤ stride.
+                let copied =
+                    i < framesInFirst
+                    ? slots.first[i &* stride &+ channel].bitPattern
+                    : slots.second[(i &- framesInFirst) &* stride &+ channel].bitPattern
+                isSame = isSame && copied == bits
+                i &+= 1
+            }
+            if !isSame {
+                otherChannels &+= 1
+            } else if varies {
+                sameChannels &+= 1
+            }
+            channel &+= 1
+        }
+        return sameChannels > 0 && otherChannels > 0
+    }
+
+    /// Writes this cycle's inputs over the last held period's copy (still uncommitted, so the
+    /// writer has not seen it): a torn copy gives way to the whole period it was partly taken
+    /// from.
+    @_noLocks @_noAllocation
+    func rewriteLastHeldPeriod(frameCount: Int) {
+        guard let slots = lastHeldSlots(frames: frameCount) else { return }
+        let stride = recordedChannelCount
+        let inFirst = slots.first.count / stride
+        Self.interleave(recordSources, channelCount: stride, into: slots.first, fromFrame: 0, frameCount: inFirst)
+        Self.interleave(
+            recordSources, channelCount: stride, into: slots.second, fromFrame: inFirst,
+            frameCount: frameCount - inFirst)
+    }
+}
