@@ -358,7 +358,11 @@ struct CaptureKernel {
             if movedBefore || movedAfter {
                 copied = stagedPeriodFingerprint(frames: staged)
                 // (When the file does not hold the inputs, the copy cannot be compared: held.)
-                holds = holds || !recordsInputs || copied.hash == inputsFingerprint(frameCount: stagedCycleFrames).hash
+                // (A copy torn between the cycle's period and the next, which the buffers now
+                // hold, is held too: the next cycle's repeat settles it.)
+                holds =
+                    holds || !recordsInputs || copied.hash == inputsFingerprint(frameCount: stagedCycleFrames).hash
+                    || stagedCopyIsTorn(frames: staged)
             }
             if holds && holdStart == nil && framesTaken >= UInt64(staged) {
                 (heldInputsFingerprint, heldInputsVary) = copied

@@ -48,10 +48,33 @@ extension CaptureKernel {
     /// Whether the last held period's copy is this cycle's inputs on some inputs whose samples
     /// vary, and other samples on others: the copy was taken while the source wrote the period
     /// this cycle brings (a late cycle runs beside its source once the server has begun the next
-    /// cycle), so it holds parts of two periods. Inputs whose samples do not vary say nothing.
+    /// cycle), so it holds parts of two periods.
     @_noLocks @_noAllocation
     func lastHeldCopyIsTorn(frameCount: Int) -> Bool {
         guard let slots = lastHeldSlots(frames: frameCount) else { return false }
+        return isTorn(slots, frameCount: frameCount)
+    }
+
+    /// The same of the period this cycle staged (at the start of the ring's unwritten slots,
+    /// nothing held), against the inputs at the cycle's end: the counter moved on during the
+    /// copy, and the source wrote its next period while the copy was taken.
+    @_noLocks @_noAllocation
+    func stagedCopyIsTorn(frames: Int) -> Bool {
+        guard recordSources == inputs, frames > 0, heldFrames == 0, let samples,
+            let slices = samples.writableSlices(count: frames &* recordedChannelCount)
+        else { return false }
+        let slots = Self.periodSlots(
+            first: slices.first, second: slices.second, offset: 0, frames: frames, stride: recordedChannelCount)
+        return isTorn(slots, frameCount: frames)
+    }
+
+    /// Whether a copy of `frameCount` frames in `slots` equals the inputs now on some inputs whose
+    /// samples vary and differs from them on others. Inputs whose samples do not vary say nothing.
+    @_noLocks @_noAllocation
+    func isTorn(
+        _ slots: (first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>),
+        frameCount: Int
+    ) -> Bool {
         let stride = recordedChannelCount
         let framesInFirst = slots.first.count / stride
         var sameChannels = 0

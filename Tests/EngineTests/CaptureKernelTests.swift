@@ -655,6 +655,19 @@ final class CaptureKernelTests {
         }
     }
 
+    /// The same tear at a steady counter: the server began the next cycle during the copy (the
+    /// counter read after it moved on), and the source wrote its next period meanwhile, so the
+    /// copy holds it on some channels; by the cycle's end the buffers hold it whole. The copy is
+    /// held, and the next cycle's partial repeat makes the cycle's own period a loss, in place.
+    /// Before, the copy differed from the buffers at the end, so it was committed as the cycle's
+    /// own: a period of two halves, nothing reported.
+    @Test("jackd2: a copy torn while the counter moved on is held, and the next period's repeat makes it a loss")
+    func tornCopyAtASteadyCounterIsALoss() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1128, source: 192, counterAfterCopy: 1192, sourceAtEnd: 192, sourceOnRight: 128)
+        }
+    }
+
     /// A held copy that matches the next cycle's inputs only on a channel whose samples never
     /// vary (silence) says nothing of a tear: the +0 after +2N, with the varying channel its own
     /// period, is a give-back (jitter), the take exact.
