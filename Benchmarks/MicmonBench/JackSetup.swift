@@ -133,6 +133,73 @@ final class SignalSource {
     }
 }
 
+/// A bare client in micmon's place in the graph: one input, fed by the source's first port, and
+/// a callback that only notes each cycle (the counter, the frames, when it entered; `frame` holds
+/// the input's first sample's bits, read so the port's buffer is really fetched). In a soak it
+/// says what the server ran without a client that does nothing, downstream of the same source,
+/// in the same run.
+final class CycleWitness {
+    let client: JackClient
+    private let state: UnsafeMutablePointer<CycleWitnessState>
+
+    init(serverName: String, clientName: String, sourcePort: String, traceCapacity: Int) throws(JackError) {
+        client = try JackClient(name: clientName, serverName: serverName)
+        let port = try client.registerPort(name: "in_1", direction: .input)
+        let trace = UnsafeMutablePointer<SignalSourceCycle>.allocate(capacity: max(traceCapacity, 1))
+        trace.initialize(repeating: SignalSourceCycle(), count: max(traceCapacity, 1))
+        state = .allocate(capacity: 1)
+        state.initialize(
+            to: CycleWitnessState(
+                port: port.handle, client: client.handle, trace: trace, traceCapacity: max(traceCapacity, 0)))
+        try client.setProcessCallback(cycleWitnessProcess, context: UnsafeMutableRawPointer(state))
+        try client.activate()
+        try client.connect(source: sourcePort, destination: port.fullName)
+    }
+
+    /// Closes the client (no more callbacks) before the state goes. Main thread.
+    deinit {
+        client.close()
+        state.pointee.trace.deallocate()
+        state.deallocate()
+    }
+
+    /// The cycles noted. Main thread, once the take it watched has ended (the realtime thread
+    /// writes only past `traceCount`).
+    func tracedCycles() -> [SignalSourceCycle] {
+        let count = min(state.pointee.traceCount, state.pointee.traceCapacity)
+        // SAFETY: `trace` holds `traceCapacity` cycles; entries below `traceCount` are written.
+        return Array(UnsafeBufferPointer(start: state.pointee.trace, count: count))
+    }
+}
+
+struct CycleWitnessState {
+    let port: OpaquePointer
+    let client: OpaquePointer
+    let trace: UnsafeMutablePointer<SignalSourceCycle>
+    let traceCapacity: Int
+    var traceCount = 0
+}
+
+/// The witness's process callback: notes the cycle. Realtime thread: libjack's clock and port
+/// buffer, then a store.
+nonisolated func cycleWitnessProcess(_ frameCount: UInt32, _ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let context else { return 0 }
+    // SAFETY: CycleWitness passes its initialized state and frees it only after closing the client.
+    let state = context.assumingMemoryBound(to: CycleWitnessState.self)
+    let entered = JackClock.now()
+    let buffer = JackPortBuffer.samples(state.pointee.port, frames: frameCount)
+    if state.pointee.traceCount < state.pointee.traceCapacity {
+        let cycle = JackClock.cycle(state.pointee.client)
+        // SAFETY: traceCount < traceCapacity, the trace's size; only this thread writes it. The
+        // buffer holds frameCount ≥ 1 samples.
+        state.pointee.trace[state.pointee.traceCount] = SignalSourceCycle(
+            frame: UInt64(buffer[0].bitPattern), counter: cycle.startFrame, frameCount: frameCount,
+            cycleStartUsecs: cycle.startUsecs, enteredUsecs: entered, leftUsecs: JackClock.now())
+    }
+    state.pointee.traceCount &+= 1
+    return 0
+}
+
 /// One cycle of the source as it saw it: the signal frame it rendered from, the server's frame
 /// counter and cycle start (`jack_get_cycle_times`), and when it entered and left the callback
 /// (JACK microseconds). A frame that advances while the counter does not, or a counter that

@@ -170,6 +170,11 @@ extension ScalingBench {
             return
         }
         defer { withExtendedLifetime(source) {} }
+        let witness = try? CycleWitness(
+            serverName: server.name, clientName: "micmon-bench-witness", sourcePort: source.portNames[0],
+            traceCapacity: Int((seconds + 60) * 48000 / 32))
+        if witness == nil { report.failures.append("soak: the bare witness client did not start") }
+        defer { withExtendedLifetime(witness) {} }
         let stressFolder = directory + "/stress"
         mkdir(stressFolder, 0o755)
         // setpriv --pdeathsig: stress-ng ends with the bench, however the bench ends.
@@ -207,13 +212,27 @@ extension ScalingBench {
         // first in the graph; what the server ran without it, over the stretch of signal the take
         // holds, is what this host costs any client in the same run.
         if let start = run.take?.startFrame, let frames = run.take?.frames {
-            let own = SourceLosses(cycles, signalFrames: start ..< start + UInt64(frames))
+            let window = start ..< start + UInt64(frames)
+            let own = SourceLosses(cycles, signalFrames: window)
             report.figures.append(
                 .measured(
                     section, "the source (a bare client, first in the graph): frames the server ran without it",
                     [Double(own.frames)], unit: "frames", digits: 0))
             report.figures.append(
                 .measured(section, "the source: gaps of its own", [Double(own.gaps)], unit: "gaps", digits: 0))
+            // The witness, downstream of the source as micmon is, over the same stretch of time.
+            let times = cycles.filter { window.contains($0.frame) }.map(\.enteredUsecs)
+            if let witness, let first = times.min(), let last = times.max() {
+                let seen = witness.tracedCycles()
+                let bare = SourceLosses(seen, enteredDuring: first ... last)
+                report.figures.append(
+                    .measured(
+                        section, "a bare client beside micmon (fed by the source): frames the server ran without it",
+                        [Double(bare.frames)], unit: "frames", digits: 0))
+                report.figures.append(
+                    .measured(section, "the bare client: gaps of its own", [Double(bare.gaps)], unit: "gaps", digits: 0)
+                )
+            }
         }
     }
 
@@ -533,15 +552,25 @@ enum ScalingPlot {
     }
 }
 
-/// The cycles the server ran without the source, from its trace: each traced cycle whose counter
-/// moved on by more than the period before it (its own gap), over the cycles that rendered the
-/// given stretch of the signal. Main thread.
+/// The cycles the server ran without a traced client (the source, or the bare witness): each
+/// traced cycle whose counter moved on by more than the period before it (its own gap), over the
+/// cycles that rendered the given stretch of the signal, or that were entered within a stretch of
+/// time. Main thread.
 struct SourceLosses {
     var gaps = 0
     var frames = 0
 
     init(_ cycles: [SignalSourceCycle], signalFrames: Range<UInt64>) {
-        for (previous, cycle) in zip(cycles, cycles.dropFirst()) where signalFrames.contains(cycle.frame) {
+        self.init(cycles) { signalFrames.contains($0.frame) }
+    }
+
+    /// The same over the cycles entered within `time` (JACK µs): a client that renders no signal.
+    init(_ cycles: [SignalSourceCycle], enteredDuring time: ClosedRange<UInt64>) {
+        self.init(cycles) { time.contains($0.enteredUsecs) }
+    }
+
+    private init(_ cycles: [SignalSourceCycle], counting isCounted: (SignalSourceCycle) -> Bool) {
+        for (previous, cycle) in zip(cycles, cycles.dropFirst()) where isCounted(cycle) {
             let step = Int(cycle.counter &- previous.counter)
             if step > Int(previous.frameCount) {
                 gaps += 1
