@@ -19,6 +19,9 @@ struct Options {
     var reportRepeats = 3
     /// Whether the soak's micmon runs its default loudness analysis or `--loudness-mode off`.
     var soakLoudnessOff = false
+    /// The soak's channels and sample rate (its period is 32 frames).
+    var soakChannels = 64
+    var soakSampleRate = 48000
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
     /// Sections run only when named in --only: `report-floor` (needs --report-file) and `soak`, a long
@@ -30,6 +33,7 @@ struct Options {
                             [--ring-blocks N] [--micmon PATH]
                             [--only ring,meters,denoise,loudness,record,scaling,rotation,soak]
                             [--max-steal P] [--soak-loudness-mode default|off]
+                            [--soak-channels N] [--soak-rate HZ]
                             [--only report-floor --report-file FILE [--report-repeats N]]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
@@ -49,6 +53,8 @@ struct Options {
                            S seconds of 64 channels under nice stress-ng --hdd 1, by hand)
           --soak-loudness-mode M  the soak's micmon: default (its loudness analysis) or off
                            (--loudness-mode off, the recorder for many channels)
+          --soak-channels N  the soak's channels, 1…64 (default 64)
+          --soak-rate HZ   the soak's sample rate: 44100, 48000, 96000 or 192000 (default 48000)
           --max-steal P    take a record round again when the hypervisor stole more than P %
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles
@@ -101,6 +107,16 @@ struct Options {
                         throw UsageError(text: "--max-steal takes 0…100 (percent)")
                     }
                     options.maxStealPercent = p
+                case "--soak-channels":
+                    guard let count = Int(try value()), (1 ... 64).contains(count) else {
+                        throw UsageError(text: "--soak-channels takes a count from 1 to 64")
+                    }
+                    options.soakChannels = count
+                case "--soak-rate":
+                    guard let rate = Int(try value()), [44100, 48000, 96000, 192000].contains(rate) else {
+                        throw UsageError(text: "--soak-rate takes 44100, 48000, 96000 or 192000")
+                    }
+                    options.soakSampleRate = rate
                 case "--soak-loudness-mode":
                     switch try value() {
                     case "default": options.soakLoudnessOff = false

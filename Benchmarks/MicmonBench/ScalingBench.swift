@@ -137,22 +137,23 @@ enum ScalingBench {
 }
 
 extension ScalingBench {
-    /// One long take of `channels` channels of the source at 48 kHz / 32 frames, micmon's
+    /// One long take of `channels` channels of the source at `sampleRate` / 32 frames, micmon's
     /// default analysis (none when `loudnessOff`), under `nice -n 19 stress-ng --hdd 1
     /// --temp-path DIR` (DIR its own, in `directory`); the table gets its CPU, drops, exactness
     /// and the server's xruns. Main thread.
     @MainActor
     static func soak(
-        channels: Int, seconds: Double, loudnessOff: Bool = false, micmonPath: String, directory: String,
+        channels: Int, sampleRate: Int = 48000, seconds: Double, loudnessOff: Bool = false, micmonPath: String,
+        directory: String,
         report: inout Report, progress: (String) -> Void
     ) {
         let section =
-            "Soak: \(channels) channels at 48 kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
+            "Soak: \(channels) channels at \(sampleRate / 1000) kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
             + (loudnessOff ? ", --loudness-mode off" : "")
         let server: BenchServer
         do {
             server = try BenchServer(
-                name: "micmon-bench-\(getpid())-k", sampleRate: 48000, periodFrames: 32, captureChannels: 2,
+                name: "micmon-bench-\(getpid())-k", sampleRate: sampleRate, periodFrames: 32, captureChannels: 2,
                 playbackChannels: 2, logPath: directory + "/jackd-soak.log")
         } catch {
             report.failures.append("soak: \(error.description)")
@@ -164,7 +165,7 @@ extension ScalingBench {
             // Every cycle of the take and a margin for start-up and the end (40 bytes a cycle).
             source = try SignalSource(
                 serverName: server.name, clientName: "micmon-bench-src", channelCount: channels,
-                traceCapacity: Int((seconds + 60) * 48000 / 32))
+                traceCapacity: Int((seconds + 60) * Double(sampleRate) / 32))
         } catch {
             report.failures.append("soak: the signal source did not start: \(error)")
             return
@@ -172,7 +173,7 @@ extension ScalingBench {
         defer { withExtendedLifetime(source) {} }
         let witness = try? CycleWitness(
             serverName: server.name, clientName: "micmon-bench-witness", sourcePort: source.portNames[0],
-            traceCapacity: Int((seconds + 60) * 48000 / 32))
+            traceCapacity: Int((seconds + 60) * Double(sampleRate) / 32))
         if witness == nil { report.failures.append("soak: the bare witness client did not start") }
         defer { withExtendedLifetime(witness) {} }
         let stressFolder = directory + "/stress"
@@ -201,12 +202,12 @@ extension ScalingBench {
                 progress("soak: \(cycles.count) source cycles in \(path)")
             }
         }
-        run.sampleRate = 48000
+        run.sampleRate = sampleRate
         run.periodFrames = 32
         run.ports = "source"
         report.runs.append(run)
         if let failure = run.failure { report.failures.append("soak: \(failure)") }
-        let periods = seconds * 48000 / 32
+        let periods = seconds * Double(sampleRate) / 32
         figures(into: &report, section: section, run: run, periods: periods)
         // The bare client beside micmon: the source does nothing but write its ports, and sits
         // first in the graph; what the server ran without it, over the stretch of signal the take

@@ -96,13 +96,14 @@ if options.sections.contains("soak") {
 }
 
 /// The soak (`--only soak`): one S-second take of 64 channels of the source at 48 kHz / 32
-/// frames by micmon (its default analysis, or none with `--soak-loudness-mode off`), while
+/// frames (or `--soak-channels`, `--soak-rate`) by micmon (its default analysis, or none with `--soak-loudness-mode off`), while
 /// `stress-ng --hdd 1` (at nice 19, in a folder of its own) loads the disk; checked bit for bit
 /// on every channel (`ScalingBench.soak`).
 @MainActor func runSoakSection() {
     withBenchDirectory { directory in
         ScalingBench.soak(
-            channels: 64, seconds: options.seconds, loudnessOff: options.soakLoudnessOff,
+            channels: options.soakChannels, sampleRate: options.soakSampleRate, seconds: options.seconds,
+            loudnessOff: options.soakLoudnessOff,
             micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
     }
 }
