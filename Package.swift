@@ -60,16 +60,18 @@ let package = Package(
             name: "micmon", dependencies: ["Engine", "TerminalUI", "Jack", "SoundFile", "DSP", "Platform", "Loudness"],
             swiftSettings: withoutImplicitRuntimeImports, linkerSettings: staticSwiftRuntimeInRelease),
 
+        .target(name: "BenchSupport", dependencies: ["DSP", "Jack", "Platform"], path: "Benchmarks/BenchSupport"),
+
         .executableTarget(
             name: "MicmonBench",
             dependencies: [
                 "Realtime", "DSP", "Jack", "CJack", "CJackShims", "SoundFile", "Engine", "Platform", "Loudness",
-                "CEbur128",
+                "CEbur128", "BenchSupport",
             ],
             path: "Benchmarks/MicmonBench"),
 
         .executableTarget(
-            name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack", "Platform"],
+            name: "MicmonSoak", dependencies: ["Engine", "DSP", "SoundFile", "Jack", "Platform", "BenchSupport"],
             path: "Benchmarks/MicmonSoak"),
 
         .testTarget(name: "PlatformTests", dependencies: ["Platform"]),

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Platform
 
@@ -171,9 +172,9 @@ extension ScalingBench {
             return
         }
         defer { withExtendedLifetime(source) {} }
-        let witness = try? CycleWitness(
-            serverName: server.name, clientName: "micmon-bench-witness", sourcePort: source.portNames[0],
-            traceCapacity: Int((seconds + 60) * Double(sampleRate) / 32))
+        let witness = try? Witness(
+            serverName: server.name, source: source.portNames[0],
+            capacity: Int((seconds + 60) * Double(sampleRate) / 32))
         if witness == nil { report.failures.append("soak: the bare witness client did not start") }
         defer { withExtendedLifetime(witness) {} }
         let stressFolder = directory + "/stress"
@@ -224,8 +225,7 @@ extension ScalingBench {
             // The witness, downstream of the source as micmon is, over the same stretch of time.
             let times = cycles.filter { window.contains($0.frame) }.map(\.enteredUsecs)
             if let witness, let first = times.min(), let last = times.max() {
-                let seen = witness.tracedCycles()
-                let bare = SourceLosses(seen, enteredDuring: first ... last)
+                let bare = SourceLosses(witness.cycles(), period: 32, enteredDuring: first ... last)
                 report.figures.append(
                     .measured(
                         section, "a bare client beside micmon (fed by the source): frames the server ran without it",
@@ -562,20 +562,22 @@ struct SourceLosses {
     var frames = 0
 
     init(_ cycles: [SignalSourceCycle], signalFrames: Range<UInt64>) {
-        self.init(cycles) { signalFrames.contains($0.frame) }
+        self.init(cycles.map { ($0.counter, Int($0.frameCount), signalFrames.contains($0.frame)) })
     }
 
-    /// The same over the cycles entered within `time` (JACK µs): a client that renders no signal.
-    init(_ cycles: [SignalSourceCycle], enteredDuring time: ClosedRange<UInt64>) {
-        self.init(cycles) { time.contains($0.enteredUsecs) }
+    /// The same of the witness (`period` frames a cycle) over the cycles entered within `time`
+    /// (JACK µs): it renders no signal.
+    init(_ cycles: [Witness.Cycle], period: Int, enteredDuring time: ClosedRange<UInt64>) {
+        self.init(cycles.map { ($0.cycleStartFrame, period, time.contains($0.enteredUsecs)) })
     }
 
-    private init(_ cycles: [SignalSourceCycle], counting isCounted: (SignalSourceCycle) -> Bool) {
-        for (previous, cycle) in zip(cycles, cycles.dropFirst()) where isCounted(cycle) {
+    /// Each cycle's counter and frames, and whether it is counted.
+    private init(_ cycles: [(counter: UInt32, frames: Int, isCounted: Bool)]) {
+        for (previous, cycle) in zip(cycles, cycles.dropFirst()) where cycle.isCounted {
             let step = Int(cycle.counter &- previous.counter)
-            if step > Int(previous.frameCount) {
+            if step > previous.frames {
                 gaps += 1
-                frames += step - Int(previous.frameCount)
+                frames += step - previous.frames
             }
         }
     }

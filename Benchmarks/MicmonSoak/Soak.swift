@@ -1,3 +1,4 @@
+import BenchSupport
 import DSP
 import Engine
 import Foundation

@@ -9,7 +9,7 @@ import Platform
 // `--recorder meter|none` is a control run: a bare jack_meter, or no listener at all, in place
 // of micmon, to see what the server does without it. MICMON_SOAK_KEEP=1 keeps the take, the
 // logs (micmon's, jackd's), the source's cycle trace and the RSS samples; `--witness on` adds a
-// bare client beside micmon that traces what it is given each cycle (see Witness.swift).
+// bare client beside micmon that traces what it is given each cycle (Benchmarks/BenchSupport/Witness.swift).
 var soak = Soak()
 soak.micmon =
     URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()

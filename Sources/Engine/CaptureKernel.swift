@@ -799,13 +799,14 @@ struct CaptureKernel {
             // before it (the period is the repeating cycle's, so that cycle's own was lost with
             // it). The rest goes where the first appeared. (Off PipeWire, so no empty run is
             // open; a ring with room for two drops is a take.)
-            let second: (frames: UInt64, offset: Int) =
-                repeatsLastHeld
-                ? (
-                    lastHeldOffset > 0 && pendingBeforeLastHeld > 0 && pendingBeforeLastHeld < missed
-                        ? missed &- pendingBeforeLastHeld : 0, lastHeldOffset
-                )
-                : (laterExcessIsKnown && !verdict.discardsCycle ? laterExcessFrames : 0, laterExcessOffset)
+            var second: (frames: UInt64, offset: Int) = (0, 0)
+            if repeatsLastHeld {
+                if lastHeldOffset > 0 && pendingBeforeLastHeld > 0 && pendingBeforeLastHeld < missed {
+                    second = (missed &- pendingBeforeLastHeld, lastHeldOffset)
+                }
+            } else if laterExcessIsKnown && !verdict.discardsCycle {
+                second = (laterExcessFrames, laterExcessOffset)
+            }
             let later: UInt64 =
                 idleInputs == nil && second.frames > 0 && second.frames < missed && missed == verdict.missedFrames
                     && verdict.graphFrames == 0 && !lossFollowsHeld && held == UInt64(heldFrames)

@@ -30,19 +30,28 @@ extension CaptureKernel {
         return (slotsFirst, slotsSecond)
     }
 
-    /// The last held period's slots in the ring (`lastHeldOffset`, `frames` frames), or nil when
-    /// the file does not hold the inputs or the held frames do not reach that far.
+    /// The slots of a copy of `frames` frames that starts `offset` frames into the frames written
+    /// but not committed, or nil when the file does not hold the inputs or the ring has no such room.
+    @_noLocks @_noAllocation
+    func uncommittedSlots(offset: Int, frames: Int) -> (
+        first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>
+    )? {
+        // (`recordsInputs`, spelled out: a debug build checks this file without seeing into that one.)
+        guard recordSources == inputs, frames > 0, let samples,
+            let slices = samples.writableSlices(count: (offset &+ frames) &* recordedChannelCount)
+        else { return nil }
+        return Self.periodSlots(
+            first: slices.first, second: slices.second, offset: offset, frames: frames, stride: recordedChannelCount)
+    }
+
+    /// The last held period's slots (`lastHeldOffset`, `frames` frames), or nil when the held
+    /// frames do not reach that far.
     @_noLocks @_noAllocation
     func lastHeldSlots(frames: Int) -> (
         first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>
     )? {
-        // (`recordsInputs`, spelled out: a debug build checks this file without seeing into that one.)
-        guard recordSources == inputs, frames > 0, heldFrames >= lastHeldOffset &+ frames, let samples,
-            let slices = samples.writableSlices(count: heldFrames &* recordedChannelCount)
-        else { return nil }
-        return Self.periodSlots(
-            first: slices.first, second: slices.second, offset: lastHeldOffset, frames: frames,
-            stride: recordedChannelCount)
+        guard heldFrames >= lastHeldOffset &+ frames else { return nil }
+        return uncommittedSlots(offset: lastHeldOffset, frames: frames)
     }
 
     /// Whether the last held period's copy is this cycle's inputs on some inputs whose samples
@@ -60,11 +69,7 @@ extension CaptureKernel {
     /// copy, and the source wrote its next period while the copy was taken.
     @_noLocks @_noAllocation
     func stagedCopyIsTorn(frames: Int) -> Bool {
-        guard recordSources == inputs, frames > 0, heldFrames == 0, let samples,
-            let slices = samples.writableSlices(count: frames &* recordedChannelCount)
-        else { return false }
-        let slots = Self.periodSlots(
-            first: slices.first, second: slices.second, offset: 0, frames: frames, stride: recordedChannelCount)
+        guard heldFrames == 0, let slots = uncommittedSlots(offset: 0, frames: frames) else { return false }
         return isTorn(slots, frameCount: frames)
     }
 

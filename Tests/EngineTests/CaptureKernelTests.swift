@@ -111,10 +111,10 @@ final class CaptureKernelTests {
     func readBack(_ path: String) throws -> [Float] { try SoundFileReader(path: path).readAllFloats() }
 
     /// A take of two steady cycles of 64 frames (source 0 and 64 at counters 1000 and 1064),
-    /// then `cycles`; waits until `frames` are written and returns the writer's drops and the
-    /// file's samples (interleaved, two channels).
+    /// then `cycles` (given the writer, to wait on between them); waits until `frames` are written
+    /// and returns the writer's drops and the file's samples (interleaved, two channels).
     func takeAfterTwoSteadyCycles(
-        frames count: UInt64, _ cycles: () -> Void
+        frames count: UInt64, _ cycles: (TakeWriter) -> Void
     ) throws -> (drops: [DropEvent], frames: [Float]) {
         let path = scratchPath()
         let writer = try makeWriter(path)
@@ -122,7 +122,7 @@ final class CaptureKernelTests {
         cycle(at: 1000, source: 0)
         cycle(at: 1064, source: 64)
         waitForWriter(writer, frames: 128)
-        cycles()
+        cycles(writer)
         waitForWriter(writer, frames: count)
         let result = writer.finish()
         return (result.drops, try readBack(path))
@@ -399,7 +399,7 @@ final class CaptureKernelTests {
     /// due), then the same samples at counter 1192 and the next period: the period at 128 is
     /// lost (silence, one drop, one late cycle), the repeat discarded, no jitter.
     private func expectReadAheadLosesOnePeriod(_ lateCycle: () -> Void) throws {
-        let take = try takeAfterTwoSteadyCycles(frames: 320) {
+        let take = try takeAfterTwoSteadyCycles(frames: 320) { _ in
             lateCycle()
             cycle(at: 1192, source: 192)  // the same samples at the next position
             cycle(at: 1256, source: 256)
@@ -444,22 +444,16 @@ final class CaptureKernelTests {
     /// the repeat after them, one loss of a period reported.
     @Test("jackd2: +2N reading the period two ahead, then +N with the same samples, is a loss of 2N")
     func repeatAfterAnAdvanceIsALoss() throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        cycle(at: 1192, source: 256)  // the counter one period on, the data two (128 ..< 256 lost)
-        cycle(at: 1256, source: 256)  // the same samples again
-        cycle(at: 1320, source: 320)
-        waitForWriter(writer, frames: 384)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 384) { _ in
+            cycle(at: 1192, source: 256)  // the counter one period on, the data two (128 ..< 256 lost)
+            cycle(at: 1256, source: 256)  // the same samples again
+            cycle(at: 1320, source: 320)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 128)
         #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 0)
         #expect(taken() == 384)
-        #expect(result.drops == [DropEvent(startFrame: 128, frameCount: 128)])
-        try expectFile(path, frames: 384, silent: 128 ..< 256)
+        #expect(take.drops == [DropEvent(startFrame: 128, frameCount: 128)])
+        expectFrames(take.frames, count: 384, silent: 128 ..< 256)
     }
 
     /// jackd -S at 32 frames under load (`micmon-bench --only soak`, traced): the server began
@@ -489,7 +483,7 @@ final class CaptureKernelTests {
     /// Two cycles of 64 frames, then `lateCycle` (which takes its own period at 128 while the
     /// counter moves on), then the next periods in place: jitter, the take exact, nothing lost.
     private func expectLateCycleIsJitter(_ lateCycle: () -> Void) throws {
-        let take = try takeAfterTwoSteadyCycles(frames: 320) {
+        let take = try takeAfterTwoSteadyCycles(frames: 320) { _ in
             lateCycle()
             cycle(at: 1192, source: 192)
             cycle(at: 1256, source: 256)
@@ -523,22 +517,16 @@ final class CaptureKernelTests {
     /// period stood a stop late.
     @Test("jackd2: a cycle stopped after its copy keeps its own period; the stop is lost after it")
     func stopAfterTheCopyKeepsTheCyclesPeriod() throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        cycle(at: 1128, source: 128, counterAfterCopy: 1768, sourceAtEnd: 704)
-        #expect(!kernel.timeline.isHolding)
-        cycle(at: 1832, source: 832)
-        cycle(at: 1896, source: 896)
-        cycle(at: 1960, source: 960)
-        waitForWriter(writer, frames: 1024)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 1024) { _ in
+            cycle(at: 1128, source: 128, counterAfterCopy: 1768, sourceAtEnd: 704)
+            #expect(!kernel.timeline.isHolding)
+            cycle(at: 1832, source: 832)
+            cycle(at: 1896, source: 896)
+            cycle(at: 1960, source: 960)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 640)
-        #expect(result.drops == [DropEvent(startFrame: 192, frameCount: 640)])
-        try expectFile(path, frames: 1024, silent: 192 ..< 832)
+        #expect(take.drops == [DropEvent(startFrame: 192, frameCount: 640)])
+        expectFrames(take.frames, count: 1024, silent: 192 ..< 832)
     }
 
     /// The counter moved on during the copy while the buffers still hold what was copied: the
@@ -594,27 +582,20 @@ final class CaptureKernelTests {
     /// frames late.
     @Test("jackd2: a second excess while the first is held is placed after the period between them")
     func laterExcessIsPlacedWhereItAppeared() throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        cycle(at: 1768, source: 768)  // back from the stop: 640 frames on
-        cycle(at: 1896, source: 896)  // 64 more: the cycle at 1832 missed as well
-        cycle(at: 1960, source: 960)
-        waitForWriter(writer, frames: 960)
-        cycle(at: 2024, source: 1024)
-        waitForWriter(writer, frames: 1088)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 1088) { writer in
+            cycle(at: 1768, source: 768)  // back from the stop: 640 frames on
+            cycle(at: 1896, source: 896)  // 64 more: the cycle at 1832 missed as well
+            cycle(at: 1960, source: 960)
+            waitForWriter(writer, frames: 960)
+            cycle(at: 2024, source: 1024)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 704)
         #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 2)
         #expect(
-            result.drops == [DropEvent(startFrame: 128, frameCount: 640), DropEvent(startFrame: 832, frameCount: 64)])
+            take.drops == [DropEvent(startFrame: 128, frameCount: 640), DropEvent(startFrame: 832, frameCount: 64)])
         #expect(taken() == 1088)
-        let frames = try readBack(path)
-        #expect(frames.count == 1088 * 2)
-        expectFirstChannel(frames, upTo: 1088) { [128 ..< 768, 832 ..< 896].anyContains($0) ? 0 : Float($0 + 1) }
+        #expect(take.frames.count == 1088 * 2)
+        expectFirstChannel(take.frames, upTo: 1088) { [128 ..< 768, 832 ..< 896].anyContains($0) ? 0 : Float($0 + 1) }
     }
 
     /// jackd -S at 32 frames after a host stall (`micmon-bench --only soak`, traced): a cycle came
@@ -626,7 +607,7 @@ final class CaptureKernelTests {
     /// went where the first appeared, and the first held period stood three periods late.
     @Test("jackd2: a repeat of the last of two held periods places the loss since its cycle just before it")
     func repeatOfTheLastHeldPeriodPlacesItsLossBeforeIt() throws {
-        let take = try takeAfterTwoSteadyCycles(frames: 576) {
+        let take = try takeAfterTwoSteadyCycles(frames: 576) { _ in
             cycle(at: 1192, source: 192)  // 1128 missed; its own period, held
             cycle(at: 1384, source: 448, counterAfterCopy: 1448)  // 1256, 1320 missed; read 1448's period
             cycle(at: 1448, source: 448)  // the same samples again: 1384's own period was lost
@@ -698,32 +679,25 @@ final class CaptureKernelTests {
     /// clock throughout.
     @Test("jackd2: three excesses in a row are three losses, each where it appeared")
     func threeExcessesInARowArePlacedEach() throws {
-        let path = scratchPath()
-        let writer = try makeWriter(path)
-        writer.start()
-        cycle(at: 1000, source: 0)
-        cycle(at: 1064, source: 64)
-        waitForWriter(writer, frames: 128)
-        cycle(at: 1192, source: 192)
-        cycle(at: 1320, source: 320)
-        cycle(at: 1448, source: 448)  // the first two settle; this one's excess is a new hold
-        waitForWriter(writer, frames: 384)
-        cycle(at: 1512, source: 512)
-        cycle(at: 1576, source: 576)
-        waitForWriter(writer, frames: 640)
-        cycle(at: 1640, source: 640)
-        waitForWriter(writer, frames: 704)
-        let result = writer.finish()
+        let take = try takeAfterTwoSteadyCycles(frames: 704) { writer in
+            cycle(at: 1192, source: 192)
+            cycle(at: 1320, source: 320)
+            cycle(at: 1448, source: 448)  // the first two settle; this one's excess is a new hold
+            waitForWriter(writer, frames: 384)
+            cycle(at: 1512, source: 512)
+            cycle(at: 1576, source: 576)
+            waitForWriter(writer, frames: 640)
+            cycle(at: 1640, source: 640)
+        }
         #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 192)
         #expect(counters.pointee.missedGaps.load(ordering: .relaxed) == 3)
         #expect(
-            result.drops == [
+            take.drops == [
                 DropEvent(startFrame: 128, frameCount: 64), DropEvent(startFrame: 256, frameCount: 64),
                 DropEvent(startFrame: 384, frameCount: 64),
             ])
-        let frames = try readBack(path)
-        #expect(frames.count == 704 * 2)
-        expectFirstChannel(frames, upTo: 704) {
+        #expect(take.frames.count == 704 * 2)
+        expectFirstChannel(take.frames, upTo: 704) {
             [128 ..< 192, 256 ..< 320, 384 ..< 448].anyContains($0) ? 0 : Float($0 + 1)
         }
     }

@@ -2,21 +2,21 @@ import DSP
 import Jack
 import Platform
 
-/// A bare client beside micmon for the soak's diagnosis: one input fed by the source's first
-/// output, like micmon's in_1, that notes for each cycle what the server said (frame counter,
+/// A bare client beside micmon for the soaks (MicmonSoak's diagnosis, micmon-bench's soak): one
+/// input fed by the source's first output, like micmon's in_1, that notes for each cycle what the server said (frame counter,
 /// frames since the cycle start, when) and which source frame it found at the start of its
 /// buffer. It shows what a downstream client of the source is given around an xrun, which
 /// micmon's take alone cannot (the take has no per-cycle timestamps). Main thread, except the
 /// callbacks.
-final class Witness {
-    struct Cycle: BitwiseCopyable {
-        var cycleStartFrame: UInt32 = 0
-        var framesSinceCycleStart: UInt32 = 0
-        var enteredUsecs: UInt64 = 0
+public final class Witness {
+    public struct Cycle: BitwiseCopyable {
+        public var cycleStartFrame: UInt32 = 0
+        public var framesSinceCycleStart: UInt32 = 0
+        public var enteredUsecs: UInt64 = 0
         /// The low 16 bits of the source frame in the first sample of the buffer (the ramp).
-        var firstSourceFrameLowBits: UInt32 = 0
+        public var firstSourceFrameLowBits: UInt32 = 0
         /// Xruns reported to this client so far (notification thread), when the cycle ran.
-        var xrunsSoFar: UInt32 = 0
+        public var xrunsSoFar: UInt32 = 0
     }
 
     struct State {
@@ -28,10 +28,10 @@ final class Witness {
         var xruns: UInt32 = 0
     }
 
-    let client: JackClient
+    public let client: JackClient
     private let state: UnsafeMutablePointer<State>
 
-    init(serverName: String, source: String, capacity: Int) throws {
+    public init(serverName: String, source: String, capacity: Int) throws {
         client = try JackClient(name: "soak-witness", serverName: serverName)
         let port = try client.registerPort(name: "in_1", direction: .input)
         let cycles = UnsafeMutablePointer<Cycle>.allocate(capacity: capacity)
@@ -45,13 +45,13 @@ final class Witness {
     }
 
     /// The cycles noted, after `stop()`.
-    func cycles() -> [Cycle] {
+    public func cycles() -> [Cycle] {
         Array(UnsafeBufferPointer(start: state.pointee.cycles, count: min(state.pointee.count, state.pointee.capacity)))
     }
 
-    var xruns: Int { Int(state.pointee.xruns) }
+    public var xruns: Int { Int(state.pointee.xruns) }
 
-    func stop() { client.close() }
+    public func stop() { client.close() }
 
     deinit {
         client.close()
