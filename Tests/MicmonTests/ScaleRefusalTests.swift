@@ -18,11 +18,13 @@ extension JackIntegrationTests {
 
         /// A private jackd with `captureChannels` capture ports.
         static func server(
-            _ name: String, captureChannels: Int, sampleRate: Int = 48000, portMaximum: Int? = nil
+            _ name: String, captureChannels: Int, sampleRate: Int = 48000, periodFrames: Int = 256,
+            portMaximum: Int? = nil
         ) throws -> PrivateJackServer {
             try PrivateJackServer(
                 name: "micmon-\(name)-\(getpid())-\(UUID().uuidString.prefix(4))", sampleRate: sampleRate,
-                captureChannels: captureChannels, playbackChannels: 2, portMaximum: portMaximum
+                periodFrames: periodFrames, captureChannels: captureChannels, playbackChannels: 2,
+                portMaximum: portMaximum
             ).notingRestart()
         }
 
@@ -57,7 +59,9 @@ extension JackIntegrationTests {
             {
                 count += 1
             }
-            let server = try Self.server("cap", captureChannels: count, sampleRate: rate)
+            // 1024-frame periods (5.3 ms): the take below is about fitting, not about keeping up
+            // with 1.3 ms periods on a loaded machine.
+            let server = try Self.server("cap", captureChannels: count, sampleRate: rate, periodFrames: 1024)
             defer { server.stop() }
             let folder = TestEnvironment.scratchFolder("memory-cap")
             let path = folder + "/take.wav"
@@ -68,9 +72,11 @@ extension JackIntegrationTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: folder)
             #expect(left.isEmpty, "a refused take left \(left)")
 
-            // One channel fewer fits: the same server records it.
+            // One channel fewer fits: the same server records it. A host stall may still cost it a
+            // period; that is exit 75 with the loss reported and silence in its place, never 64.
             let fits = try MicmonProcess.run(Self.arguments(path, server: server.name, count: count - 1), timeout: 30)
-            #expect(fits.exitCode == 0, "stderr: \(fits.stderr)")
+            #expect(fits.exitCode == 0 || fits.exitCode == 75, "stderr: \(fits.stderr)")
+            if fits.exitCode == 75 { #expect(fits.stderr.contains("dropped"), "stderr: \(fits.stderr)") }
             let reader = try SoundFileReader(path: path)
             #expect(reader.frameCount == Int64(rate) && reader.channelCount == count - 1)
         }
