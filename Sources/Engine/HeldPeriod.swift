@@ -1,6 +1,7 @@
 // The capture kernel's held periods as copied into the ring: where a period lies among the
 // frames written but not yet committed, whether the last held copy was torn (taken while the
-// source wrote its next period into the same buffers), and its rewrite. Realtime thread only.
+// source wrote its next period into the same buffers, across inputs or within one), and its
+// rewrite. Realtime thread only.
 
 import Realtime
 
@@ -73,8 +74,13 @@ extension CaptureKernel {
         return isTorn(slots, frameCount: frames)
     }
 
-    /// Whether a copy of `frameCount` frames in `slots` equals the inputs now on some inputs whose
-    /// samples vary and differs from them on others. Inputs whose samples do not vary say nothing.
+    /// Whether a copy of `frameCount` frames in `slots` was torn between the period it was taken
+    /// from and the one the inputs hold now: it equals them on some inputs whose samples vary and
+    /// differs on others, or, within one input, it equals them on a run of varying samples at
+    /// the start or the end of the period and differs on the rest (the source wrote that input
+    /// while it was copied). Samples that do not vary say nothing (silence, a clipped run), and a
+    /// run within an input must be `tornRunMinimum` frames long: 8 equal samples of a varying
+    /// signal at the same places of two periods do not come by chance.
     @_noLocks @_noAllocation
     func isTorn(
         _ slots: (first: UnsafeMutableBufferPointer<Float>, second: UnsafeMutableBufferPointer<Float>),
@@ -82,6 +88,7 @@ extension CaptureKernel {
     ) -> Bool {
         let stride = recordedChannelCount
         let framesInFirst = slots.first.count / stride
+        let runMinimum = Self.tornRunMinimum(frameCount: frameCount)
         var sameChannels = 0
         var otherChannels = 0
         var channel = 0
@@ -90,7 +97,13 @@ extension CaptureKernel {
             let buffer = inputs[channel]
             let firstBits = buffer[0].bitPattern
             var varies = false
-            var isSame = true
+            // The run of equal samples that ends at this frame, whether its samples vary, and
+            // the run the period starts with.
+            var run = 0
+            var runFirstBits: UInt32 = 0
+            var runVaries = false
+            var leadingRun = 0
+            var leadingRunVaries = false
             var i = 0
             while i < frameCount {
                 let bits = buffer[i].bitPattern
@@ -101,17 +114,39 @@ extension CaptureKernel {
                     i < framesInFirst
                     ? slots.first[i &* stride &+ channel].bitPattern
                     : slots.second[(i &- framesInFirst) &* stride &+ channel].bitPattern
-                isSame = isSame && copied == bits
+                if copied == bits {
+                    if run == 0 {
+                        runFirstBits = bits
+                        runVaries = false
+                    } else {
+                        runVaries = runVaries || bits != runFirstBits
+                    }
+                    run &+= 1
+                    if leadingRun &+ 1 == run && leadingRun == i {
+                        leadingRun = run
+                        leadingRunVaries = runVaries
+                    }
+                } else {
+                    run = 0
+                }
                 i &+= 1
             }
-            if !isSame {
+            if run == frameCount {
+                if varies { sameChannels &+= 1 }
+            } else {
                 otherChannels &+= 1
-            } else if varies {
-                sameChannels &+= 1
+                if (run >= runMinimum && runVaries) || (leadingRun >= runMinimum && leadingRunVaries) { return true }
             }
             channel &+= 1
         }
         return sameChannels > 0 && otherChannels > 0
+    }
+
+    /// The shortest run of equal samples within one input that makes a copy torn: 8 frames, or
+    /// half a period shorter than 16.
+    @_noLocks @_noAllocation
+    static func tornRunMinimum(frameCount: Int) -> Int {
+        frameCount >= 16 ? 8 : max(frameCount >> 1, 2)
     }
 
     /// Writes this cycle's inputs over the last held period's copy (still uncommitted, so the

@@ -311,15 +311,20 @@ final class CaptureKernelTests {
     /// before and after the copy (`counterBeforeCopy`, `counterAfterCopy`: the same counter unless
     /// given) settles its commit.
     /// `sourceAtEnd`: the source's frame whose period is in the input buffers by the cycle's end
-    /// (the source wrote its next period into them while this cycle ran late).
+    /// (the source wrote its next period into them while this cycle ran late). `tornLeft`: the
+    /// left input from frame `from` on holds the period from `source` on instead (a copy torn
+    /// within one input). `clippedLeftFrom`: the left input is 1 (clipped) from that frame on.
     func cycle(
         at counter: UInt32, source: Int, frames: Int = 64, driverStamp: Float = 0, counterBeforeCopy: UInt32? = nil,
-        counterAfterCopy: UInt32? = nil, sourceAtEnd: Int? = nil, sourceOnRight: Int? = nil, silentRight: Bool = false
+        counterAfterCopy: UInt32? = nil, sourceAtEnd: Int? = nil, sourceOnRight: Int? = nil, silentRight: Bool = false,
+        tornLeft: (from: Int, source: Int)? = nil, clippedLeftFrom: Int? = nil
     ) {
         func fill(_ source: Int, right rightSource: Int? = nil) {
             for i in 0 ..< frames {
                 left[i] = Float(source + i + 1)
                 right[i] = silentRight ? 0 : -Float((rightSource ?? source) + i + 1)
+                if let tornLeft, i >= tornLeft.from { left[i] = Float(tornLeft.source + i + 1) }
+                if let clippedLeftFrom, i >= clippedLeftFrom { left[i] = 1 }
             }
         }
         fill(source, right: sourceOnRight)
@@ -634,6 +639,35 @@ final class CaptureKernelTests {
         try expectReadAheadLosesOnePeriod {
             cycle(at: 1192, source: 192, sourceOnRight: 128)  // +2N: left the next period, right its own
         }
+    }
+
+    /// A tear within one input (`micmon-bench --only soak --soak-rate 192000 --soak-channels 16`,
+    /// traced): the late cycle (+2N) copied its own period, but the source wrote the next period
+    /// into input 0 while it was copied, so the copy's input 0 holds the next period from frame
+    /// 16 on; every other input is the cycle's own. The next cycle (+0) brings the next period.
+    /// Those frames of the cycle's own period are gone from the buffers: it is lost, in place,
+    /// and the next period whole where the copy stood. Before, the +0 read as a give-back and
+    /// the file held the torn samples, nothing reported.
+    @Test("jackd2: a held copy torn within one input is the next period's in part: its own is lost")
+    func tornWithinAnInputIsALoss() throws {
+        try expectReadAheadLosesOnePeriod {
+            cycle(at: 1192, source: 128, tornLeft: (from: 48, source: 192))  // +2N: the left's last 16 the next
+        }
+    }
+
+    /// A run of equal samples that do not vary (clipping at full scale at the same places of
+    /// two periods) says nothing of a tear: the +0 after +2N is a give-back, the take exact.
+    @Test("jackd2: the same clipped run in two periods is no tear")
+    func clippedRunIsNoTear() throws {
+        let take = try takeAfterTwoSteadyCycles(frames: 320) { _ in
+            cycle(at: 1192, source: 128, clippedLeftFrom: 32)  // late: the counter one period on, its own period
+            cycle(at: 1192, source: 192, clippedLeftFrom: 32)  // +0: given back
+            cycle(at: 1256, source: 256)
+        }
+        #expect(counters.pointee.framesMissed.load(ordering: .relaxed) == 0)
+        #expect(counters.pointee.timelineJitter.load(ordering: .relaxed) == 1)
+        #expect(take.drops.isEmpty)
+        expectFirstChannel(take.frames, upTo: 320) { (128 ..< 256).contains($0) && $0 % 64 >= 32 ? 1 : Float($0 + 1) }
     }
 
     /// The same tear at a steady counter: the server began the next cycle during the copy (the
