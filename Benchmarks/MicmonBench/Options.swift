@@ -22,6 +22,8 @@ struct Options {
     /// The soak's channels and sample rate (its period is 32 frames).
     var soakChannels = 64
     var soakSampleRate = 48000
+    /// The soak's load beside micmon: `stress-ng --hdd 1` (true) or none.
+    var soakDiskStress = true
 
     static let allSections: Set<String> = ["ring", "meters", "denoise", "loudness", "record", "scaling", "rotation"]
     /// Sections run only when named in --only: `report-floor` (needs --report-file) and `soak`, a long
@@ -33,7 +35,7 @@ struct Options {
                             [--ring-blocks N] [--micmon PATH]
                             [--only ring,meters,denoise,loudness,record,scaling,rotation,soak]
                             [--max-steal P] [--soak-loudness-mode default|off]
-                            [--soak-channels N] [--soak-rate HZ]
+                            [--soak-channels N] [--soak-rate HZ] [--soak-stress hdd|none]
                             [--only report-floor --report-file FILE [--report-repeats N]]
 
           --seconds S      length of each micmon / jack_capture / jack_meter take (default 30;
@@ -55,6 +57,8 @@ struct Options {
                            (--loudness-mode off, the recorder for many channels)
           --soak-channels N  the soak's channels, 1…64 (default 64)
           --soak-rate HZ   the soak's sample rate: 44100, 48000, 96000 or 192000 (default 48000)
+          --soak-stress L  the soak's load beside micmon: hdd (nice stress-ng --hdd 1, the
+                           default) or none (the host as it is)
           --max-steal P    take a record round again when the hypervisor stole more than P %
                            of the processors during one of its takes (/proc/stat; at most
                            R retakes; default 2, 100 for never): such takes miss JACK cycles
@@ -117,6 +121,12 @@ struct Options {
                         throw UsageError(text: "--soak-rate takes 44100, 48000, 96000 or 192000")
                     }
                     options.soakSampleRate = rate
+                case "--soak-stress":
+                    switch try value() {
+                    case "hdd": options.soakDiskStress = true
+                    case "none": options.soakDiskStress = false
+                    default: throw UsageError(text: "--soak-stress takes hdd or none")
+                    }
                 case "--soak-loudness-mode":
                     switch try value() {
                     case "default": options.soakLoudnessOff = false

@@ -140,16 +140,18 @@ enum ScalingBench {
 extension ScalingBench {
     /// One long take of `channels` channels of the source at `sampleRate` / 32 frames, micmon's
     /// default analysis (none when `loudnessOff`), under `nice -n 19 stress-ng --hdd 1
-    /// --temp-path DIR` (DIR its own, in `directory`); the table gets its CPU, drops, exactness
+    /// --temp-path DIR` (DIR its own, in `directory`; none unless `diskStress`); the table gets its CPU, drops, exactness
     /// and the server's xruns. Main thread.
     @MainActor
     static func soak(
-        channels: Int, sampleRate: Int = 48000, seconds: Double, loudnessOff: Bool = false, micmonPath: String,
+        channels: Int, sampleRate: Int = 48000, seconds: Double, loudnessOff: Bool = false,
+        diskStress: Bool = true, micmonPath: String,
         directory: String,
         report: inout Report, progress: (String) -> Void
     ) {
+        let load = diskStress ? "under stress-ng --hdd 1" : "without added load"
         let section =
-            "Soak: \(channels) channels at \(sampleRate / 1000) kHz / 32 frames, \(format(seconds)) s under stress-ng --hdd 1"
+            "Soak: \(channels) channels at \(sampleRate / 1000) kHz / 32 frames, \(format(seconds)) s \(load)"
             + (loudnessOff ? ", --loudness-mode off" : "")
         let server: BenchServer
         do {
@@ -177,19 +179,22 @@ extension ScalingBench {
             capacity: Int((seconds + 60) * Double(sampleRate) / 32))
         if witness == nil { report.failures.append("soak: the bare witness client did not start") }
         defer { withExtendedLifetime(witness) {} }
-        let stressFolder = directory + "/stress"
-        mkdir(stressFolder, 0o755)
-        // setpriv --pdeathsig: stress-ng ends with the bench, however the bench ends.
-        let stress = try? Child(
-            [
-                "setpriv", "--pdeathsig", "TERM", "nice", "-n", "19", "stress-ng", "--hdd", "1", "--temp-path",
-                stressFolder, "--quiet",
-            ], stdout: directory + "/stress.out", stderr: directory + "/stress.out")
-        if stress == nil { report.failures.append("soak: stress-ng did not start (Debian: stress-ng)") }
+        var stress: Child?
+        if diskStress {
+            let stressFolder = directory + "/stress"
+            mkdir(stressFolder, 0o755)
+            // setpriv --pdeathsig: stress-ng ends with the bench, however the bench ends.
+            stress = try? Child(
+                [
+                    "setpriv", "--pdeathsig", "TERM", "nice", "-n", "19", "stress-ng", "--hdd", "1", "--temp-path",
+                    stressFolder, "--quiet",
+                ], stdout: directory + "/stress.out", stderr: directory + "/stress.out")
+            if stress == nil { report.failures.append("soak: stress-ng did not start (Debian: stress-ng)") }
+        }
         let bench = ProcessBench(
             server: server, sourcePorts: Array(source.portNames.prefix(2)), micmonPath: micmonPath,
             directory: directory)
-        progress("soak: \(channels) ch for \(format(seconds)) s under stress-ng --hdd 1")
+        progress("soak: \(channels) ch for \(format(seconds)) s \(load)")
         var run = bench.run(
             loudnessOff ? .micmonOff : .micmon, .soak, round: 1, seconds: seconds, ports: source.portNames)
         stress?.stop(SIGTERM, grace: 10)
@@ -266,6 +271,8 @@ extension ScalingBench {
                     section, "bit-exact outside its listed drops",
                     (outside ? "yes" : "no (\(take.mismatchedFrames) frames differ)")
                         + ", \(take.framesInListedDrops ?? 0) frames of silence in them"
+                        + (take.shiftsBesideDrops.isEmpty
+                            ? "" : "; a period out of place beside \(take.shiftsBesideDrops.count) of them")
                         + (take.dropsTheSourceFellBehindAt > 0
                             ? "; the source fell \(take.framesTheSourceFellBehind) frames behind the server at "
                                 + "\(take.dropsTheSourceFellBehindAt) of them" : ""),

@@ -96,14 +96,15 @@ if options.sections.contains("soak") {
 }
 
 /// The soak (`--only soak`): one S-second take of 64 channels of the source at 48 kHz / 32
-/// frames (or `--soak-channels`, `--soak-rate`) by micmon (its default analysis, or none with `--soak-loudness-mode off`), while
-/// `stress-ng --hdd 1` (at nice 19, in a folder of its own) loads the disk; checked bit for bit
-/// on every channel (`ScalingBench.soak`).
+/// frames (or `--soak-channels`, `--soak-rate`) by micmon (its default analysis, or none with
+/// `--soak-loudness-mode off`), while `stress-ng --hdd 1` (at nice 19, in a folder of its own)
+/// loads the disk (none with `--soak-stress none`); checked bit for bit on every channel
+/// (`ScalingBench.soak`).
 @MainActor func runSoakSection() {
     withBenchDirectory { directory in
         ScalingBench.soak(
             channels: options.soakChannels, sampleRate: options.soakSampleRate, seconds: options.seconds,
-            loudnessOff: options.soakLoudnessOff,
+            loudnessOff: options.soakLoudnessOff, diskStress: options.soakDiskStress,
             micmonPath: options.micmonPath, directory: directory, report: &report, progress: progress)
     }
 }

@@ -32,16 +32,19 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     var cycleStartFrame = stamp.startFrame
     if kernel.pointee.idleInputs != nil && counted.startUsecs > 0 { cycleStartFrame = counted.startFrame }
     // The take (and the noise suppressor) first, so that monitoring can play this cycle's clean channel.
+    let driverStamp = JackClock.driverLateness(kernel.pointee.link.client)
     kernel.pointee.process(
         frameCount: Int(frameCount), cycleStartFrame: cycleStartFrame,
         knowsCycleFrame: stamp.startUsecs > 0,
-        cycleMicroseconds: stamp.entered, driverStamp: JackClock.driverLateness(kernel.pointee.link.client),
+        cycleMicroseconds: stamp.entered, driverStamp: driverStamp,
         cycleStartMicroseconds: stamp.startUsecs > 0 ? stamp.startUsecs : stamp.entered,
         defersCommit: kernel.pointee.idleInputs == nil)
     // Off PipeWire, the counter once more after the copy: commit the period, or hold it when a
     // later cycle may have written into the buffers before the copy (until the next cycle tells).
+    var counterAfterCopy = counted.startFrame
     if kernel.pointee.stagedFrames > 0 || kernel.pointee.timeline.isHolding {
         let afterCopy = JackClock.cycle(kernel.pointee.link.client)
+        counterAfterCopy = afterCopy.startFrame
         kernel.pointee.finishCycle(
             counterBeforeCopy: counted.startFrame, counterAfterCopy: afterCopy.startFrame,
             knowsCounter: counted.startUsecs > 0 && afterCopy.startUsecs > 0)
@@ -59,7 +62,8 @@ nonisolated func captureProcess(_ frameCount: UInt32, _ context: UnsafeMutableRa
     if let trace = kernel.pointee.trace {
         kernel.pointee.noteCycle(
             in: trace, stamp: stamp, left: JackClock.now(fromSystemClock: kernel.pointee.link.readsSystemClock),
-            counterGiven: cycleStartFrame, frameCount: frameCount)
+            counterGiven: cycleStartFrame, counters: (counted.startFrame, counterAfterCopy), driverStamp: driverStamp,
+            frameCount: frameCount)
     }
     kernel.pointee.link.leaveCycle(stamp, frameCount: frameCount)
     return 0

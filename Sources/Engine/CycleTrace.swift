@@ -25,6 +25,16 @@ struct CycleTraceEntry {
     /// The take's frames and the frames counted missed after the cycle.
     var framesTaken: UInt64 = 0
     var framesMissed: UInt64 = 0
+    /// The counter read again before and after the copy (off PipeWire), and the driver's
+    /// lateness stamp (µs).
+    var counterBeforeCopy: UInt32 = 0
+    var counterAfterCopy: UInt32 = 0
+    var driverStamp: Float = 0
+    /// After the cycle: the frames held uncommitted, the frames pending in the judge, and whether
+    /// a later excess's place is known.
+    var heldFrames: UInt32 = 0
+    var pendingFrames: UInt32 = 0
+    var laterExcessIsKnown = true
 }
 
 /// The entries and how many are filled. Realtime thread while the client runs; main thread after
@@ -46,13 +56,15 @@ struct CycleTrace {
     func lines() -> [String] {
         var lines = [
             "entered_us left_us cycle_start_us counter_at_entry counter_given frames buffer idle first last taken missed"
+                + " before_copy after_copy stamp held pending later_known"
         ]
         for index in 0 ..< count {
             let e = entries[index]
             lines.append(
                 "\(e.entered) \(e.left) \(e.cycleStart) \(e.counterAtEntry) \(e.counterGiven) \(e.frames) "
                     + "\(String(e.buffer, radix: 16)) \(e.isIdle ? 1 : 0) \(e.firstSample) \(e.lastSample) "
-                    + "\(e.framesTaken) \(e.framesMissed)")
+                    + "\(e.framesTaken) \(e.framesMissed) \(e.counterBeforeCopy) \(e.counterAfterCopy) "
+                    + "\(e.driverStamp) \(e.heldFrames) \(e.pendingFrames) \(e.laterExcessIsKnown ? 1 : 0)")
         }
         return lines
     }
@@ -63,7 +75,7 @@ extension CaptureKernel {
     @_noLocks @_noAllocation
     func noteCycle(
         in trace: UnsafeMutablePointer<CycleTrace>, stamp: CycleStamp, left: UInt64, counterGiven: UInt32,
-        frameCount: UInt32
+        counters read: (beforeCopy: UInt32, afterCopy: UInt32), driverStamp: Float, frameCount: UInt32
     ) {
         guard channelCount > 0 else { return }
         // SAFETY: `inputs` holds one entry per channel, each `frameCount` samples long this cycle.
@@ -82,6 +94,12 @@ extension CaptureKernel {
         entry.lastSample = frameCount > 0 ? buffer[Int(frameCount) - 1] : 0
         entry.framesTaken = framesTaken
         entry.framesMissed = counters.pointee.framesMissed.load(ordering: .relaxed)
+        entry.counterBeforeCopy = read.beforeCopy
+        entry.counterAfterCopy = read.afterCopy
+        entry.driverStamp = driverStamp
+        entry.heldFrames = UInt32(truncatingIfNeeded: heldFrames)
+        entry.pendingFrames = UInt32(truncatingIfNeeded: timeline.pendingFrames)
+        entry.laterExcessIsKnown = laterExcessIsKnown
         trace.pointee.note(entry)
     }
 }
