@@ -5,9 +5,9 @@
 # niced on one thread per process. WORK holds the venv, the scenes and the features (outside the
 # repository). This script makes the recipe's first link in one run: a 64-wide model per mode
 # from scratch on ROOMS rooms. It does not remake the built-in models: the standard mode's is a
-# chain, G (128 wide, from scratch on 300 rooms) -> wide192 -> r600 (600 rooms), and the low
-# mode's L is G on the low mode's features; docs/noise-suppression.md ("Fifth step" onwards) has
-# each step's command.
+# chain, G (128 wide, from scratch on 300 rooms) -> wide192 -> r600 (600 rooms) -> r900 (900
+# rooms), and the low mode's L is G on the low mode's features; docs/noise-suppression.md
+# ("Fifth step" onwards) has each step's command.
 #   Sources/CDenoiseModel/training/train.sh WORK [ROOMS] [MINUTES]
 set -eu
 WORK=$1
