@@ -98,8 +98,9 @@ extension NoiseSuppressorBandState {
 }
 
 /// output = W · input + bias, W row-major `rows` × `columns`. Four partial sums per row, so the
-/// additions do not wait on each other. Four 4-lane SIMD sums measured no faster
-/// (docs/noise-suppression.md): the network is a small share of the suppressor's cost.
+/// additions do not wait on each other. Four 4-lane SIMD sums measured no faster at 64 or at 192
+/// wide (docs/noise-suppression.md): at 192 wide the products wait on the weights streamed from
+/// memory, not on the additions.
 @inline(__always) @_noLocks @_noAllocation
 func matrixVector(
     _ weights: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ input: UnsafePointer<Float>, rows: Int,

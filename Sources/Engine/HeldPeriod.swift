@@ -122,7 +122,7 @@ extension CaptureKernel {
                         runVaries = runVaries || bits != runFirstBits
                     }
                     run &+= 1
-                    if leadingRun &+ 1 == run && leadingRun == i {
+                    if leadingRun == i {
                         leadingRun = run
                         leadingRunVaries = runVaries
                     }
