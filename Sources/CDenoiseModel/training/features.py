@@ -12,7 +12,7 @@ Per frame and band the target gain is sqrt(target energy / canceller-output ener
 (the ideal ratio mask on the kernel's bands); the weight is 0 where the canceller's output is
 silent.
 
-Usage: python features.py --data DIR --bench PATH [--latency standard|low] --out FILE.npz
+Usage: python features.py --data DIR --bench PATH [--latency standard|low] --out FILE.npz [--jobs J]
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -70,46 +71,58 @@ def dump(bench, mix, latency):
     return np.frombuffer(out, dtype="<f4")
 
 
+def scene_features(job):
+    """One scene's features, target gains and weights, and its worst framing error."""
+    data, bench, latency, index = job
+    hop = 128 if latency == "standard" else 64
+    d = np.load(os.path.join(data, "scenes", f"{index:04d}.npz"))
+    mix, target = d["mix"], d["target"]
+    raw = dump(bench, mix, latency)
+    t_count = len(mix) // hop
+    per = FEATURES + hop
+    assert raw.size == t_count * per, (raw.size, t_count, per)
+    raw = raw.reshape(t_count, per)
+    f = raw[:, :FEATURES].copy()
+    # The Python framing and bands against the kernel's: primary-mic band energies.
+    bands = band_matrix()
+    window = analysis_window(hop)
+    e1 = band_energies(mix[:, 0], hop, bands, window)
+    ok = e1 > 1e-6
+    err = np.abs(np.log2(e1 + FLOOR) - f[:, :NB])[ok]
+    et = band_energies(target, hop, bands, window)
+    ey = np.maximum(2.0 ** f[:, NB:2 * NB] - FLOOR, 0)
+    g = np.sqrt(np.clip(et / np.maximum(ey, 1e-30), 0, 1))
+    w = (ey > 1e-7).astype(np.float32)
+    return f.astype(np.float32), g.astype(np.float32), w, float(err.max()) if err.size else 0.0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
     ap.add_argument("--bench", required=True)
     ap.add_argument("--latency", default="standard", choices=["standard", "low"])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--jobs", type=int, default=1, help="scenes worked on at once (the output is the same)")
     a = ap.parse_args()
     hop = 128 if a.latency == "standard" else 64
     manifest = json.load(open(os.path.join(a.data, "manifest.json")))
-    bands = band_matrix()
-    window = analysis_window(hop)
     feats, gains, weights, rooms, snrs = [], [], [], [], []
     worst = 0.0
     digest = hashlib.sha256()
-    for sc in manifest["scenes"]:
-        d = np.load(os.path.join(a.data, "scenes", f"{sc['index']:04d}.npz"))
-        mix, target = d["mix"], d["target"]
-        digest.update(mix.tobytes())
-        digest.update(target.tobytes())
-        raw = dump(a.bench, mix, a.latency)
-        t_count = len(mix) // hop
-        per = FEATURES + hop
-        assert raw.size == t_count * per, (raw.size, t_count, per)
-        raw = raw.reshape(t_count, per)
-        f = raw[:, :FEATURES].copy()
-        # The Python framing and bands against the kernel's: primary-mic band energies.
-        e1 = band_energies(mix[:, 0], hop, bands, window)
-        ok = e1 > 1e-6
-        err = np.abs(np.log2(e1 + FLOOR) - f[:, :NB])[ok]
-        worst = max(worst, float(err.max()) if err.size else 0.0)
-        assert worst < 0.01, f"scene {sc['index']}: features do not match the Python framing ({worst})"
-        et = band_energies(target, hop, bands, window)
-        ey = np.maximum(2.0 ** f[:, NB:2 * NB] - FLOOR, 0)
-        g = np.sqrt(np.clip(et / np.maximum(ey, 1e-30), 0, 1))
-        w = (ey > 1e-7).astype(np.float32)
-        feats.append(f.astype(np.float32))
-        gains.append(g.astype(np.float32))
-        weights.append(w)
-        rooms.append(sc["room"])
-        snrs.append(sc["snr_db"])
+    jobs = [(a.data, a.bench, a.latency, sc["index"]) for sc in manifest["scenes"]]
+    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        for sc, (f, g, w, err) in zip(manifest["scenes"], pool.map(scene_features, jobs, chunksize=4)):
+            d = np.load(os.path.join(a.data, "scenes", f"{sc['index']:04d}.npz"))
+            digest.update(d["mix"].tobytes())
+            digest.update(d["target"].tobytes())
+            worst = max(worst, err)
+            assert worst < 0.01, f"scene {sc['index']}: features do not match the Python framing ({worst})"
+            feats.append(f)
+            gains.append(g)
+            weights.append(w)
+            rooms.append(sc["room"])
+            snrs.append(sc["snr_db"])
+    t_count = feats[0].shape[0]
     # A run of gen_data.py stopped early lists its complete rooms only and has no hash yet: the
     # hash is then that of the scenes read here (what `--rooms K` reproduces).
     data_sha = manifest.get("sha256", digest.hexdigest())
