@@ -17,6 +17,7 @@ Usage: python features.py --data DIR --bench PATH [--latency standard|low] --out
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -71,10 +72,20 @@ def dump(bench, mix, latency):
     return np.frombuffer(out, dtype="<f4")
 
 
+def hop_frames(latency):
+    return 128 if latency == "standard" else 64
+
+
+@functools.cache
+def framing(hop):
+    """The band matrix and analysis window, made once per process."""
+    return band_matrix(), analysis_window(hop)
+
+
 def scene_features(job):
     """One scene's features, target gains and weights, and its worst framing error."""
     data, bench, latency, index = job
-    hop = 128 if latency == "standard" else 64
+    hop = hop_frames(latency)
     d = np.load(os.path.join(data, "scenes", f"{index:04d}.npz"))
     mix, target = d["mix"], d["target"]
     raw = dump(bench, mix, latency)
@@ -84,8 +95,7 @@ def scene_features(job):
     raw = raw.reshape(t_count, per)
     f = raw[:, :FEATURES].copy()
     # The Python framing and bands against the kernel's: primary-mic band energies.
-    bands = band_matrix()
-    window = analysis_window(hop)
+    bands, window = framing(hop)
     e1 = band_energies(mix[:, 0], hop, bands, window)
     ok = e1 > 1e-6
     err = np.abs(np.log2(e1 + FLOOR) - f[:, :NB])[ok]
@@ -104,7 +114,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=1, help="scenes worked on at once (the output is the same)")
     a = ap.parse_args()
-    hop = 128 if a.latency == "standard" else 64
+    hop = hop_frames(a.latency)
     manifest = json.load(open(os.path.join(a.data, "manifest.json")))
     feats, gains, weights, rooms, snrs = [], [], [], [], []
     worst = 0.0

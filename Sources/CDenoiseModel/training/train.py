@@ -229,7 +229,7 @@ def main():
     else:
         mean, dev = feature_statistics(f, np.flatnonzero(~val))
     # Normalised in place, and the training scenes taken by index batch by batch: one copy of the
-    # features in memory (5 GB at 900 rooms), so two runs fit side by side in 24 GiB.
+    # features in memory (5 GB at 900 rooms) rather than three.
     f -= mean
     f /= dev
     x, train_scenes = f, np.flatnonzero(~val)
