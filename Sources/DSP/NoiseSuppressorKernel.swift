@@ -172,8 +172,9 @@ extension NoiseSuppressorKernel {
         bandState.finishFeatures(
             differenceAboveCalibration: difference - state.calibrationDecibels,
             speechDifference: state.speechDifferenceDecibels)
-        if referenceIsUsable, let model = bandState.model {
-            let bandGains = bandState.predictBandGains(model)
+        if referenceIsUsable, let network = bandState.network {
+            let model = network.model
+            let bandGains = bandState.predictBandGains(network)
             let floor = c.learnedGainFloor
             let range = model.correctionRange
             if range > 0 {

@@ -62,43 +62,115 @@ struct LearnedGainModelTests {
         }
     }
 
-    @Test("matrixVector matches a double-precision product at every column count (16-steps, 4-steps, tails)")
+    @Test("matrixVector matches a double-precision product within its 16-bit rounding, at every column count")
     func matrixVectorMatchesReference() {
         var seed: UInt64 = 987_654_321
         func next() -> Float {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Float(Int64(bitPattern: seed) >> 11) / Float(1 << 52)
         }
-        for columns in [1, 3, 4, 5, 15, 16, 17, 20, 31, 32, 33, 64, 157] {
-            let rows = 3
-            // One float of slack either side, so a load past an edge would read a poison value.
-            let weights = (0 ..< rows * columns + 2).map { _ in next() }
-            let input = (0 ..< columns + 2).map { _ in next() * 8 }
+        for columns in [1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 157, 192, 256] {
+            // Seven rows: one group of four, then three alone.
+            let rows = 7
+            // One float of slack either side, so a read past an edge would meet a NaN (and the
+            // quantizer refuses non-finite weights).
+            var weights = (0 ..< rows * columns + 2).map { _ in next() }
+            weights[0] = .nan
+            weights[rows * columns + 1] = .nan
+            let input = (0 ..< columns).map { _ in next() * 8 }
             let bias = (0 ..< rows).map { _ in next() }
-            var poisoned = weights
-            poisoned[0] = .nan
-            poisoned[rows * columns + 1] = .nan
-            var poisonedInput = input
-            poisonedInput[0] = .nan
-            poisonedInput[columns + 1] = .nan
+            let matrix = weights.withUnsafeBufferPointer {
+                QuantizedMatrix($0.baseAddress! + 1, rows: rows, columns: columns)
+            }
+            defer { matrix.deallocate() }
+            #expect(matrix.stride % 8 == 0 && matrix.stride >= columns && matrix.stride < columns + 8)
+            // The scratch past `columns` holds whatever: the padding weights are 0.
+            var scratch = [Int16](repeating: .max, count: matrix.stride)
             var output = [Float](repeating: 0, count: rows)
-            poisoned.withUnsafeBufferPointer { w in
-                poisonedInput.withUnsafeBufferPointer { x in
-                    bias.withUnsafeBufferPointer { b in
+            input.withUnsafeBufferPointer { x in
+                bias.withUnsafeBufferPointer { b in
+                    scratch.withUnsafeMutableBufferPointer { q in
                         output.withUnsafeMutableBufferPointer { o in
                             matrixVector(
-                                w.baseAddress! + 1, b.baseAddress!, x.baseAddress! + 1, rows: rows, columns: columns,
-                                into: o.baseAddress!)
+                                matrix, b.baseAddress!, x.baseAddress!, scratch: q.baseAddress!, into: o.baseAddress!)
                         }
                     }
                 }
             }
-            for j in 0 ..< rows {
-                let expected = (0 ..< columns).reduce(Double(bias[j])) {
-                    $0 + Double(weights[1 + j * columns + $1]) * Double(input[1 + $1])
-                }
-                #expect(abs(Double(output[j]) - expected) < 1e-5 * Double(columns), "columns \(columns), row \(j)")
+            let largestInput = Double(input.map(abs).max() ?? 0)
+            let limit = Double(matrix.limit)
+            let inputStep = largestInput / limit
+            // The input as the kernel scales it: the nearest step, halves away from zero.
+            let scaledInput = input.map { x -> Double in
+                let v = Double(x) / inputStep
+                return (v < 0 ? -1 : 1) * (abs(v) + 0.5).rounded(.down)
             }
+            for j in 0 ..< rows {
+                let row = (0 ..< columns).map { Double(weights[1 + j * columns + $0]) }
+                let weightStep = Double(matrix.rowScales[j])
+                let integers = (0 ..< matrix.stride).map { Double(matrix.weights[j * matrix.stride + $0]) }
+                // Each weight is its row's nearest step, the largest one at ±limit, the padding 0.
+                #expect(integers.map(abs).max() == limit, "columns \(columns), row \(j)")
+                #expect(integers[columns...].allSatisfy { $0 == 0 })
+                for i in 0 ..< columns {
+                    #expect(abs(integers[i] * weightStep - row[i]) <= weightStep * 0.501)
+                }
+                // The integer sums are exact: the output is the product of the rounded values.
+                let rounded = (0 ..< columns).reduce(0) { $0 + integers[$1] * scaledInput[$1] }
+                let exact = rounded * weightStep * inputStep + Double(bias[j])
+                #expect(abs(Double(output[j]) - exact) <= 1e-6 * (abs(exact) + 1), "columns \(columns), row \(j)")
+                // And the float product is within the two roundings of that.
+                let expected = (0 ..< columns).reduce(Double(bias[j])) { $0 + row[$1] * Double(input[$1]) }
+                let bound = (0 ..< columns).reduce(1e-6 * Double(columns)) {
+                    $0 + abs(row[$1]) * inputStep / 2 + abs(Double(input[$1])) * weightStep / 2 + inputStep * weightStep
+                        / 4
+                }
+                #expect(abs(Double(output[j]) - expected) <= bound, "columns \(columns), row \(j)")
+                // The rounding is a 2000th of the largest possible product or finer (1/limit: 1/2896 at 256).
+                let largestWeight = row.map(abs).max() ?? 0
+                #expect(bound <= 1e-6 * Double(columns) + Double(columns) * largestWeight * largestInput / 2000)
+            }
+        }
+    }
+
+    @Test("matrixVector's 32-bit sums cannot overflow, and a NaN or infinite input cannot trap")
+    func matrixVectorExtremes() {
+        for columns in [8, 157, 192, 256, 1024] {
+            #expect(
+                columns * QuantizedMatrix.limit(stride: columns) * QuantizedMatrix.limit(stride: columns)
+                    <= Int(Int32.max))
+            // Every weight and input at the limit, all of one sign: the largest sums there are.
+            let weights = [Float](repeating: 0.5, count: columns) + [Float](repeating: -0.5, count: columns)
+            let matrix = weights.withUnsafeBufferPointer { QuantizedMatrix($0.baseAddress!, rows: 2, columns: columns) }
+            defer { matrix.deallocate() }
+            var scratch = [Int16](repeating: 0, count: matrix.stride)
+            var output = [Float](repeating: 0, count: 2)
+            func multiply(_ input: [Float]) -> [Float] {
+                input.withUnsafeBufferPointer { x in
+                    [Float](repeating: 1, count: 2).withUnsafeBufferPointer { b in
+                        scratch.withUnsafeMutableBufferPointer { q in
+                            output.withUnsafeMutableBufferPointer { o in
+                                matrixVector(
+                                    matrix, b.baseAddress!, x.baseAddress!, scratch: q.baseAddress!,
+                                    into: o.baseAddress!)
+                            }
+                        }
+                    }
+                }
+                return output
+            }
+            let full = multiply([Float](repeating: -3, count: columns))
+            #expect(abs(full[0] - (1 - 1.5 * Float(columns))) <= 1e-5 * Float(columns), "columns \(columns)")
+            #expect(abs(full[1] - (1 + 1.5 * Float(columns))) <= 1e-5 * Float(columns), "columns \(columns)")
+            // A NaN counts as 0.
+            var withNaN = [Float](repeating: 2, count: columns)
+            withNaN[0] = .nan
+            let nanOut = multiply(withNaN)
+            #expect(abs(nanOut[0] - (1 + Float(columns - 1))) <= 1e-5 * Float(columns), "columns \(columns)")
+            // An infinity leaves nothing to scale by: the bias alone, finite.
+            var withInfinity = [Float](repeating: 2, count: columns)
+            withInfinity[columns - 1] = -.infinity
+            #expect(multiply(withInfinity) == [1, 1])
         }
     }
 
@@ -132,7 +204,7 @@ struct LearnedGainModelTests {
             let outBias = out + bands * h
             for frame in 0 ..< 4 {
                 for i in 0 ..< d { state.features[i] = Float(sin(Double(i * 7 + frame * 3))) * 4 }
-                let gains = state.predictBandGains(model)
+                let gains = state.predictBandGains(try #require(state.network))
                 let x = (0 ..< d).map { (Double(state.features[$0]) - at(mean + $0)) * at(deviation + $0) }
                 let layer = (0 ..< e).map { j in
                     tanh((0 ..< d).reduce(at(denseBias + j)) { $0 + at(dense + j * d + $1) * x[$1] })
