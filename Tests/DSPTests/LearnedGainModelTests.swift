@@ -174,6 +174,42 @@ struct LearnedGainModelTests {
         }
     }
 
+    @Test("the four-lane exp2, sigmoid and tanh give the scalar ones' results bit for bit")
+    func fourLaneMatchesScalar() {
+        var values: [Float] = [
+            0, -0, 1, -1, 0.5, -0.5, 126.99, 127, 127.5, 200, -125.99, -126, -126.01, -300, .infinity, -.infinity, .nan,
+            .leastNormalMagnitude, -.leastNormalMagnitude, 1e-30, 3.999_999_8, 4.000_000_5,
+        ]
+        var x: Float = -140
+        while x < 140 {
+            values.append(x)
+            x += 0.013_7
+        }
+        while values.count % 4 != 0 { values.append(0.25) }
+        var mismatches = 0
+        for i in stride(from: 0, to: values.count, by: 4) {
+            let v = SIMD4(values[i], values[i + 1], values[i + 2], values[i + 3])
+            let (e, s, t) = (fastExp2(v), fastSigmoid(v), fastTanh(v))
+            for lane in 0 ..< 4 {
+                let scalar = values[i + lane]
+                for (got, want) in [
+                    (e[lane], fastExp2(scalar)), (s[lane], fastSigmoid(scalar)), (t[lane], fastTanh(scalar)),
+                ]
+                where got.bitPattern != want.bitPattern && !(got.isNaN && want.isNaN) {
+                    mismatches += 1
+                    if mismatches < 5 { Issue.record("at \(scalar): \(got) against \(want)") }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+        // And the scalar exp2 is what it says: within 8e-6 of 2^x in its range, 0 below it.
+        for x in stride(from: -125.9, to: 127, by: 0.37) {
+            let want = DSPMath.exp(x * 0.693_147_180_559_945_3)
+            #expect(abs(Double(fastExp2(Float(x))) - want) <= 8e-6 * want, "2^\(x)")
+        }
+        #expect(fastExp2(-126) == 0 && fastExp2(.nan) == 0 && fastExp2(SIMD4(repeating: .nan)) == .zero)
+    }
+
     @Test("the forward step matches a plain double-precision GRU, frame after frame")
     func forwardMatchesReference() throws {
         let e = 3
