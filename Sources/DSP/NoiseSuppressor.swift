@@ -67,6 +67,9 @@ struct NoiseSuppressorCoefficients {
     let frameLength: Int
     let hop: Int
     let binCount: Int
+    /// `binCount` rounded up to whole groups of four: the length of every per-bin buffer, so
+    /// that the bins can be worked on four at a time (NoiseSuppressorKernel.swift).
+    let laneBins: Int
     /// Bins of the band used for the broadband level difference (≈ 200 Hz – 5 kHz).
     let bandLow: Int
     let bandHigh: Int
@@ -127,6 +130,7 @@ struct NoiseSuppressorCoefficients {
         case .low: hop = sampleRate == 48_000 ? 64 : 58
         }
         binCount = frameLength / 2 + 1
+        laneBins = (binCount + 3) / 4 * 4
         let binHz = Float(sampleRate) / Float(frameLength)
         bandLow = max(1, Int(200 / binHz))
         bandHigh = min(binCount - 1, Int(5000 / binHz))
@@ -189,14 +193,14 @@ public struct NoiseSuppressorKernel: @unchecked Sendable {
     /// hop being given out (hop).
     let overlap: UnsafeMutablePointer<Float>
     let outputHop: UnsafeMutablePointer<Float>
-    /// Per-bin state (binCount each).
+    /// Per-bin state (laneBins each; the bins past binCount are padding).
     let primaryPSD: UnsafeMutablePointer<Float>
     let referencePSD: UnsafeMutablePointer<Float>
     let differenceNoise: UnsafeMutablePointer<Float>
     let trackedNoise: UnsafeMutablePointer<Float>
     let trackerPresence: UnsafeMutablePointer<Float>
     let previousClean: UnsafeMutablePointer<Float>
-    /// Noise canceller state, binCount each, one after the other: cross-PSD (re, im), the
+    /// Noise canceller state, laneBins each, one after the other: cross-PSD (re, im), the
     /// talker's reference/primary transfer function (re, im), the canceller weight (re, im), the
     /// blocked signal's power, and the output and input powers in noise frames.
     let canceller: UnsafeMutablePointer<Float>
@@ -247,7 +251,8 @@ public final class NoiseSuppressor: @unchecked Sendable {
         self.latency = latency
         let c = NoiseSuppressorCoefficients(sampleRate: sampleRate, latency: latency)
         let n = c.frameLength
-        let k = c.binCount
+        // Every per-bin buffer holds laneBins values; the transforms read and write binCount.
+        let k = c.laneBins
 
         func floats(_ count: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
@@ -302,8 +307,7 @@ public final class NoiseSuppressor: @unchecked Sendable {
                 primaryPSD: floats(k), referencePSD: floats(k), differenceNoise: floats(k),
                 trackedNoise: floats(k), trackerPresence: floats(k), previousClean: floats(k),
                 canceller: floats(9 * k),
-                bands: NoiseSuppressorBandState(
-                    binCount: k, model: model),
+                bands: NoiseSuppressorBandState(binCount: c.binCount, laneBins: k, model: model),
                 transform: transform))
         kernelPointer = UnsafePointer(kernel)
     }

@@ -109,59 +109,72 @@ extension NoiseSuppressorKernel {
         let trackerNormaliser = 1 + trackerSNR
         let bandState = bands
         bandState.clearSums()
-        for k in 0 ..< bins {
-            let x1 = primarySpectrum[k]
-            let p1 = power(x1)
-            let s1 = primaryPSD[k]
-            let s2 = referencePSD[k] * calibration
+        // Four bins at a time, the same arithmetic lane by lane as one bin at a time (`larger`
+        // and `smaller` are Swift's max and min), up to `laneBins`: the lanes past the Nyquist
+        // bin work on zeros in the padding and reach neither the bands nor the output.
+        let minimumNoise = Lanes(repeating: 1e-20)
+        var k = 0
+        while k < c.laneBins {
+            // SAFETY: every per-bin buffer holds laneBins values, so k + 3 is inside each.
+            let (x1Re, x1Im) = loadBins(primarySpectrum + k)
+            let p1 = x1Re * x1Re + x1Im * x1Im
+            let s1 = loadFloats(primaryPSD + k)
+            let s2 = loadFloats(referencePSD + k) * calibration
 
-            let (y, residual) = cancelNoise(
-                bin: k, primary: x1, primaryPower: p1, primaryPSD: s1, psdRetain: psdRetain,
+            let (yRe, yIm, residual) = cancelNoise(
+                bins: k, primaryRe: x1Re, primaryIm: x1Im, primaryPower: p1, primaryPSD: s1, psdRetain: psdRetain,
                 isSpeechFrame: isSpeechFrame, isNoiseFrame: isNoiseFrame)
-            let py = power(y)
+            let py = yRe * yRe + yIm * yIm
 
             // PLD noise estimate: s1 = S + N, s2 = h·S + N  ⇒  N = (s2 − h·s1) / (1 − h).
-            let pld = max(s2 - speechRatio * s1, 0) * speechRatioComplement
-            let pldNoise = noiseRetain * differenceNoise[k] + (1 - noiseRetain) * min(pld, s1)
-            differenceNoise[k] = pldNoise
+            let pld = larger(s2 - speechRatio * s1, .zero) * speechRatioComplement
+            let pldNoise = noiseRetain * loadFloats(differenceNoise + k) + (1 - noiseRetain) * smaller(pld, s1)
+            storeFloats(pldNoise, to: differenceNoise + k)
 
             // Single-channel tracker on the primary (speech-presence-weighted periodogram, after
             // Gerkmann & Hendriks), the fallback when the reference is unusable.
-            let tracked = startup ? (analysed == 0 ? p1 : trackedNoise[k]) : trackedNoise[k]
-            let posteriori = p1 / max(tracked, 1e-20)
+            let tracked = startup && analysed == 0 ? p1 : loadFloats(trackedNoise + k)
+            let posteriori = p1 / larger(tracked, minimumNoise)
             var presence = 1 / (1 + trackerNormaliser * fastExp2(-1.442695 * posteriori * trackerExponent))
-            let sticky = c.sppRetain * trackerPresence[k] + (1 - c.sppRetain) * presence
-            trackerPresence[k] = sticky
-            if sticky > 0.99 { presence = min(presence, 0.99) }
+            let sticky = c.sppRetain * loadFloats(trackerPresence + k) + (1 - c.sppRetain) * presence
+            storeFloats(sticky, to: trackerPresence + k)
+            presence = presence.replacing(with: smaller(presence, Lanes(repeating: 0.99)), where: sticky .> 0.99)
             let trackerTarget = presence * tracked + (1 - presence) * p1
             let trackerNoise =
                 startup
                 ? trackerRetain * tracked + (1 - trackerRetain) * p1
                 : trackerRetain * tracked + (1 - trackerRetain) * trackerTarget
-            trackedNoise[k] = trackerNoise
+            storeFloats(trackerNoise, to: trackedNoise + k)
 
-            let noise = max(referenceIsUsable ? pldNoise * residual : trackerNoise, 1e-20)
+            let noise = larger(referenceIsUsable ? pldNoise * residual : trackerNoise, minimumNoise)
 
             // Decision-directed a-priori SNR and a Wiener gain with a floor.
             let gamma = (referenceIsUsable ? py : p1) / noise
-            let prior = max(
-                c.decisionDirectedWeight * previousClean[k] / noise
-                    + (1 - c.decisionDirectedWeight) * max(gamma - 1, 0),
-                c.minimumPrioriSNR)
-            var gain = max(prior / (1 + prior), c.minimumGain)
+            let prior = larger(
+                c.decisionDirectedWeight * loadFloats(previousClean + k) / noise
+                    + (1 - c.decisionDirectedWeight) * larger(gamma - 1, .zero),
+                Lanes(repeating: c.minimumPrioriSNR))
+            var gain = larger(prior / (1 + prior), Lanes(repeating: c.minimumGain))
             if referenceIsUsable {
                 // Speech presence from the bin's own level difference (dB above the far field):
                 // the talker raises it, noise does not, whatever its level or spectrum.
-                let binDifference = 3.0103 * fastLog2(s1 / max(s2, 1e-20))
-                let presence = min(max((binDifference - c.presenceLow) * presenceScale, 0), 1)
+                let binDifference = 3.0103 * fastLog2(s1 / larger(s2, minimumNoise))
+                let presence = smaller(larger((binDifference - c.presenceLow) * presenceScale, .zero), .one)
                 gain = gain * presence + c.minimumGain * (1 - presence)
             }
-            let x = referenceIsUsable ? y : x1
-            previousClean[k] = gain * gain * power(x)
-            bandState.accumulate(
-                bin: k, primaryPower: p1, outputPower: py, noise: noise, primaryPSD: s1, referencePSD: s2, gain: gain)
-            bandState.binGain[k] = gain
-            cleanSpectrum[k] = x
+            let xRe = referenceIsUsable ? yRe : x1Re
+            let xIm = referenceIsUsable ? yIm : x1Im
+            storeFloats(gain * gain * (xRe * xRe + xIm * xIm), to: previousClean + k)
+            var lane = 0
+            while lane < 4 && k &+ lane < bins {
+                bandState.accumulate(
+                    bin: k &+ lane, primaryPower: p1[lane], outputPower: py[lane], noise: noise[lane],
+                    primaryPSD: s1[lane], referencePSD: s2[lane], gain: gain[lane])
+                lane &+= 1
+            }
+            storeFloats(gain, to: bandState.binGain + k)
+            storeBins(xRe, xIm, to: cleanSpectrum + k)
+            k &+= 4
         }
         state.framesAnalysed = min(analysed + 1, Int.max - 1)
         scalars.pointee = state
@@ -214,56 +227,64 @@ extension NoiseSuppressorKernel {
         }
     }
 
-    /// Noise canceller for bin `k` (a two-mic generalized sidelobe canceller). The talker's part
-    /// of the reference is cancelled with its reference/primary transfer function, learnt in
-    /// speech frames: what is left is a noise reference. An NLMS weight, adapted in noise frames
-    /// only, takes that noise's coherent part out of the primary. Returns the primary with the
-    /// coherent noise removed, and the share of the primary's noise power left (≤ 1, measured in
-    /// noise frames). Realtime thread (from `analyseFrame`).
+    /// Noise canceller for bins `k` to `k + 3` (a two-mic generalized sidelobe canceller). The
+    /// talker's part of the reference is cancelled with its reference/primary transfer function,
+    /// learnt in speech frames: what is left is a noise reference. An NLMS weight, adapted in
+    /// noise frames only, takes that noise's coherent part out of the primary. Returns the
+    /// primary with the coherent noise removed, and the share of the primary's noise power left
+    /// (≤ 1, measured in noise frames). Realtime thread (from `analyseFrame`).
     @inline(__always) @_noLocks @_noAllocation
     func cancelNoise(
-        bin k: Int, primary x1: SpectrumBin, primaryPower p1: Float, primaryPSD s1: Float,
+        bins k: Int, primaryRe x1Re: Lanes, primaryIm x1Im: Lanes, primaryPower p1: Lanes, primaryPSD s1: Lanes,
         psdRetain: Float, isSpeechFrame: Bool, isNoiseFrame: Bool
-    ) -> (output: SpectrumBin, residual: Float) {
+    ) -> (re: Lanes, im: Lanes, residual: Lanes) {
         let c = coefficients
-        let bins = c.binCount
-        let x2 = referenceSpectrum[k]
+        // SAFETY: nine blocks of laneBins floats; k + 3 < laneBins.
+        let stride = c.laneBins
+        let (x2Re, x2Im) = loadBins(referenceSpectrum + k)
         // Cross-PSD reference × conj(primary).
-        let crossRe = psdRetain * canceller[k] + (1 - psdRetain) * (x2.0 * x1.0 + x2.1 * x1.1)
-        let crossIm = psdRetain * canceller[bins + k] + (1 - psdRetain) * (x2.1 * x1.0 - x2.0 * x1.1)
-        canceller[k] = crossRe
-        canceller[bins + k] = crossIm
-        var hRe = canceller[2 * bins + k]
-        var hIm = canceller[3 * bins + k]
+        let crossRe = psdRetain * loadFloats(canceller + k) + (1 - psdRetain) * (x2Re * x1Re + x2Im * x1Im)
+        let crossIm = psdRetain * loadFloats(canceller + stride + k) + (1 - psdRetain) * (x2Im * x1Re - x2Re * x1Im)
+        storeFloats(crossRe, to: canceller + k)
+        storeFloats(crossIm, to: canceller + stride + k)
+        var hRe = loadFloats(canceller + 2 * stride + k)
+        var hIm = loadFloats(canceller + 3 * stride + k)
         if isSpeechFrame {
             let r = c.speechTransferRetain
-            let inverse = 1 / max(s1, 1e-20)
+            let inverse = 1 / larger(s1, Lanes(repeating: 1e-20))
             hRe = r * hRe + (1 - r) * crossRe * inverse
             hIm = r * hIm + (1 - r) * crossIm * inverse
-            canceller[2 * bins + k] = hRe
-            canceller[3 * bins + k] = hIm
+            storeFloats(hRe, to: canceller + 2 * stride + k)
+            storeFloats(hIm, to: canceller + 3 * stride + k)
         }
         // The blocked (talker-free) reference u = x2 − h·x1, and its power.
-        let uRe = x2.0 - (hRe * x1.0 - hIm * x1.1)
-        let uIm = x2.1 - (hRe * x1.1 + hIm * x1.0)
-        let blocked = c.blockedRetain * canceller[6 * bins + k] + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
-        canceller[6 * bins + k] = blocked
-        var wRe = canceller[4 * bins + k]
-        var wIm = canceller[5 * bins + k]
-        let y = (x1.0 - (wRe * uRe - wIm * uIm), x1.1 - (wRe * uIm + wIm * uRe))
+        let uRe = x2Re - (hRe * x1Re - hIm * x1Im)
+        let uIm = x2Im - (hRe * x1Im + hIm * x1Re)
+        let blocked =
+            c.blockedRetain * loadFloats(canceller + 6 * stride + k) + (1 - c.blockedRetain) * (uRe * uRe + uIm * uIm)
+        storeFloats(blocked, to: canceller + 6 * stride + k)
+        var wRe = loadFloats(canceller + 4 * stride + k)
+        var wIm = loadFloats(canceller + 5 * stride + k)
+        let yRe = x1Re - (wRe * uRe - wIm * uIm)
+        let yIm = x1Im - (wRe * uIm + wIm * uRe)
         if isNoiseFrame {
             // (The floor keeps the step finite when the blocked signal vanishes, e.g. DC.)
             let step = c.cancellerStep / (blocked + 1e-6 * s1 + 1e-20)
-            wRe += step * (y.0 * uRe + y.1 * uIm)
-            wIm += step * (y.1 * uRe - y.0 * uIm)
-            canceller[4 * bins + k] = wRe
-            canceller[5 * bins + k] = wIm
+            wRe += step * (yRe * uRe + yIm * uIm)
+            wIm += step * (yIm * uRe - yRe * uIm)
+            storeFloats(wRe, to: canceller + 4 * stride + k)
+            storeFloats(wIm, to: canceller + 5 * stride + k)
             let r = c.residualRetain
-            canceller[7 * bins + k] = r * canceller[7 * bins + k] + (1 - r) * power(y)
-            canceller[8 * bins + k] = r * canceller[8 * bins + k] + (1 - r) * p1
+            storeFloats(
+                r * loadFloats(canceller + 7 * stride + k) + (1 - r) * (yRe * yRe + yIm * yIm),
+                to: canceller + 7 * stride + k)
+            storeFloats(r * loadFloats(canceller + 8 * stride + k) + (1 - r) * p1, to: canceller + 8 * stride + k)
         }
-        let residual = min(canceller[7 * bins + k] / max(canceller[8 * bins + k], 1e-20), 1)
-        return (y, residual > 0 ? residual : 1)
+        let residual = smaller(
+            loadFloats(canceller + 7 * stride + k)
+                / larger(loadFloats(canceller + 8 * stride + k), Lanes(repeating: 1e-20)),
+            .one)
+        return (yRe, yIm, residual.replacing(with: 1, where: .!(residual .> 0)))
     }
 }
 
@@ -319,4 +340,78 @@ func fastExp2(_ x: Float) -> Float {
     let p = (((0.013676539 * f + 0.051666915) * f + 0.24171019) * f + 0.69293132) * f + 1.0000073
     let scale = Float(bitPattern: UInt32(Int32(whole) + 127) << 23)
     return p * scale
+}
+
+/// Four lanes of floats: four bins, or four network units.
+typealias Lanes = SIMD4<Float>
+
+/// Swift's `max` lane by lane (`y >= x ? y : x`), so that four lanes give what four scalar
+/// calls give, signed zeros and NaNs included.
+@inline(__always) @_noLocks @_noAllocation
+func larger(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .>= x) }
+
+/// Swift's `min` lane by lane (`y < x ? y : x`).
+@inline(__always) @_noLocks @_noAllocation
+func smaller(_ x: Lanes, _ y: Lanes) -> Lanes { x.replacing(with: y, where: y .< x) }
+
+/// `fastLog2` of four values, bit for bit the scalar one's results. The exponent becomes a float
+/// without a conversion: the bits of 1.5 · 2²³ plus it.
+@inline(__always) @_noLocks @_noAllocation
+func fastLog2(_ x: Lanes) -> Lanes {
+    // SAFETY: SIMD4<Float> and SIMD4<UInt32> are both four 32-bit lanes.
+    let bits = unsafeBitCast(larger(x, Lanes(repeating: .leastNormalMagnitude)), to: SIMD4<UInt32>.self)
+    let biased = unsafeBitCast(((bits &>> 23) & 0xFF) | 0x4B40_0000, to: Lanes.self)
+    let exponent = biased - (12_582_912 + 127)
+    let m = unsafeBitCast((bits & 0x007F_FFFF) | 0x3F80_0000, to: Lanes.self)
+    let p = (((-0.079151233 * m + 0.62882217) * m - 2.0810773) * m + 4.0283923) * m - 2.4967818
+    return exponent + p
+}
+
+/// `fastExp2` of four values, bit for bit the scalar one's results: the same polynomial on the
+/// same fraction. The whole part is found without a float → integer conversion: adding and
+/// taking away 1.5 · 2²³ rounds a float below 2²² to an integer, and the exponent is read from
+/// the bits of that integer plus 1.5 · 2²³.
+@inline(__always) @_noLocks @_noAllocation
+func fastExp2(_ x: Lanes) -> Lanes {
+    let valid = x .> -126
+    let magic = Lanes(repeating: 12_582_912)
+    let clamped = x.replacing(with: 127, where: 127 .< x).replacing(with: 0, where: .!valid)
+    let nearest = (clamped + magic) - magic
+    let whole = nearest.replacing(with: nearest - 1, where: nearest .> clamped)
+    let f = clamped - whole
+    let p = (((0.013676539 * f + 0.051666915) * f + 0.24171019) * f + 0.69293132) * f + 1.0000073
+    // SAFETY: SIMD4<Float> and SIMD4<UInt32> are both four 32-bit lanes.
+    let exponentBits = unsafeBitCast(whole + (127 + magic), to: SIMD4<UInt32>.self) &- 0x4B40_0000
+    let scale = unsafeBitCast(exponentBits &<< 23, to: Lanes.self)
+    return (p * scale).replacing(with: 0, where: .!valid)
+}
+
+/// Four floats from `p`.
+@inline(__always) @_noLocks @_noAllocation
+func loadFloats(_ p: UnsafePointer<Float>) -> Lanes {
+    // SAFETY: the callers pass pointers to at least four floats.
+    UnsafeRawPointer(p).loadUnaligned(as: Lanes.self)
+}
+
+/// Four floats into `p`.
+@inline(__always) @_noLocks @_noAllocation
+func storeFloats(_ v: Lanes, to p: UnsafeMutablePointer<Float>) {
+    // SAFETY: the callers pass pointers to room for at least four floats.
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: Lanes.self)
+}
+
+/// Four spectrum bins from `p`, as their real and imaginary parts.
+@inline(__always) @_noLocks @_noAllocation
+func loadBins(_ p: UnsafePointer<SpectrumBin>) -> (re: Lanes, im: Lanes) {
+    // SAFETY: the callers pass pointers to at least four bins (eight floats, re and im in turn).
+    let pairs = UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+    return (pairs.evenHalf, pairs.oddHalf)
+}
+
+/// Four spectrum bins into `p`, from their real and imaginary parts.
+@inline(__always) @_noLocks @_noAllocation
+func storeBins(_ re: Lanes, _ im: Lanes, to p: UnsafeMutablePointer<SpectrumBin>) {
+    // SAFETY: the callers pass pointers to room for at least four bins.
+    let pairs = SIMD8(re[0], im[0], re[1], im[1], re[2], im[2], re[3], im[3])
+    UnsafeMutableRawPointer(p).storeBytes(of: pairs, as: SIMD8<Float>.self)
 }

@@ -216,7 +216,7 @@ struct NoiseSuppressorBandState {
     let sums: UnsafeMutablePointer<Float>
     /// The last frame's features (`NoiseSuppressorBands.featureCount`).
     let features: UnsafeMutablePointer<Float>
-    /// The per-bin classic gain of the current frame (binCount).
+    /// The per-bin classic gain of the current frame (laneBins: binCount and padding).
     let binGain: UnsafeMutablePointer<Float>
     /// The learned estimator, when there is one.
     let network: LearnedGainNetwork?
@@ -227,7 +227,7 @@ struct NoiseSuppressorBandState {
 
     @inline(__always) static var sumKinds: Int { 6 }
 
-    init(binCount: Int, model: LearnedGainModel?) {
+    init(binCount: Int, laneBins: Int, model: LearnedGainModel?) {
         let centres = NoiseSuppressorBands.centres
         let bands = centres.count
         precondition(bands == NoiseSuppressorBands.count, "count matches the centres")
@@ -250,8 +250,8 @@ struct NoiseSuppressorBandState {
         sums.initialize(repeating: 0, count: Self.sumKinds * bands)
         features = .allocate(capacity: NoiseSuppressorBands.featureCount)
         features.initialize(repeating: 0, count: NoiseSuppressorBands.featureCount)
-        binGain = .allocate(capacity: binCount)
-        binGain.initialize(repeating: 0, count: binCount)
+        binGain = .allocate(capacity: laneBins)
+        binGain.initialize(repeating: 0, count: laneBins)
         network = model.map(LearnedGainNetwork.init)
         let stateCount = model?.stateCount ?? 0
         modelState = .allocate(capacity: max(stateCount, 1))

@@ -224,36 +224,3 @@ func fastSigmoid(_ x: SIMD4<Float>) -> SIMD4<Float> {
 func fastTanh(_ x: SIMD4<Float>) -> SIMD4<Float> {
     2 * fastSigmoid(2 * x) - 1
 }
-
-/// `fastExp2` of four values, bit for bit the scalar one's results: the same polynomial on the
-/// same fraction. The whole part is found without a float → integer conversion: adding and
-/// taking away 1.5 · 2²³ rounds a float below 2²² to an integer, and the exponent is read from
-/// the bits of that integer plus 1.5 · 2²³.
-@inline(__always) @_noLocks @_noAllocation
-func fastExp2(_ x: SIMD4<Float>) -> SIMD4<Float> {
-    let valid = x .> -126
-    let magic = SIMD4<Float>(repeating: 12_582_912)
-    let clamped = x.replacing(with: 127, where: 127 .< x).replacing(with: 0, where: .!valid)
-    let nearest = (clamped + magic) - magic
-    let whole = nearest.replacing(with: nearest - 1, where: nearest .> clamped)
-    let f = clamped - whole
-    let p = (((0.013676539 * f + 0.051666915) * f + 0.24171019) * f + 0.69293132) * f + 1.0000073
-    // SAFETY: SIMD4<Float> and SIMD4<UInt32> are both four 32-bit lanes.
-    let exponentBits = unsafeBitCast(whole + (127 + magic), to: SIMD4<UInt32>.self) &- 0x4B40_0000
-    let scale = unsafeBitCast(exponentBits &<< 23, to: SIMD4<Float>.self)
-    return (p * scale).replacing(with: 0, where: .!valid)
-}
-
-/// Four floats from `p`.
-@inline(__always) @_noLocks @_noAllocation
-func loadFloats(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-    // SAFETY: the callers pass pointers to at least four floats.
-    UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-}
-
-/// Four floats into `p`.
-@inline(__always) @_noLocks @_noAllocation
-func storeFloats(_ v: SIMD4<Float>, to p: UnsafeMutablePointer<Float>) {
-    // SAFETY: the callers pass pointers to room for at least four floats.
-    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
-}

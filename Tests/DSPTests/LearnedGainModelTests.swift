@@ -19,7 +19,7 @@ struct LearnedGainModelTests {
     @Test("the band table shares every bin between two bands, in full")
     func bandShares() {
         let bins = 257
-        let state = NoiseSuppressorBandState(binCount: bins, model: nil)
+        let state = NoiseSuppressorBandState(binCount: bins, laneBins: 260, model: nil)
         defer { state.deallocate() }
         var total: Float = 0
         for b in 0 ..< NoiseSuppressorBands.count { total += state.bandWeight[b] }
@@ -174,7 +174,7 @@ struct LearnedGainModelTests {
         }
     }
 
-    @Test("the four-lane exp2, sigmoid and tanh give the scalar ones' results bit for bit")
+    @Test("the four-lane exp2, log2, sigmoid, tanh, max and min give the scalar ones' results bit for bit")
     func fourLaneMatchesScalar() {
         var values: [Float] = [
             0, -0, 1, -1, 0.5, -0.5, 126.99, 127, 127.5, 200, -125.99, -126, -126.01, -300, .infinity, -.infinity, .nan,
@@ -189,11 +189,15 @@ struct LearnedGainModelTests {
         var mismatches = 0
         for i in stride(from: 0, to: values.count, by: 4) {
             let v = SIMD4(values[i], values[i + 1], values[i + 2], values[i + 3])
-            let (e, s, t) = (fastExp2(v), fastSigmoid(v), fastTanh(v))
+            let w = SIMD4(values[i + 3], values[i], -values[i + 1], values[i + 2])
+            let (e, s, t, l) = (fastExp2(v), fastSigmoid(v), fastTanh(v), fastLog2(v))
+            let (big, small) = (larger(v, w), smaller(v, w))
             for lane in 0 ..< 4 {
                 let scalar = values[i + lane]
+                let other = w[lane]
                 for (got, want) in [
                     (e[lane], fastExp2(scalar)), (s[lane], fastSigmoid(scalar)), (t[lane], fastTanh(scalar)),
+                    (l[lane], fastLog2(scalar)), (big[lane], max(scalar, other)), (small[lane], min(scalar, other)),
                 ]
                 where got.bitPattern != want.bitPattern && !(got.isNaN && want.isNaN) {
                     mismatches += 1
@@ -223,7 +227,7 @@ struct LearnedGainModelTests {
         }
         try weights.withUnsafeBufferPointer { w in
             let model = try #require(LearnedGainModel(weights: w.baseAddress!, count: w.count))
-            let state = NoiseSuppressorBandState(binCount: 257, model: model)
+            let state = NoiseSuppressorBandState(binCount: 257, laneBins: 260, model: model)
             defer { state.deallocate() }
             var hidden = [Double](repeating: 0, count: h)
             let base = LearnedGainModel.headerCount
