@@ -20,8 +20,9 @@ enum CommandName: String, CaseIterable, Sendable {
 /// The noise suppressor's added delay, as the DSP code states it, for the help texts.
 enum DenoiseFigures {
     /// Frames the clean channel lags its input (the same at 44.1 and 48 kHz), or 0 if the
-    /// suppressor cannot be made.
-    static let delayFrames: Int = (try? NoiseSuppressor(sampleRate: 48_000))?.latencyFrames ?? 0
+    /// suppressor cannot be made. (The classic gain: the delay is the same, and the learned
+    /// estimator's weights need not be rounded for a help text.)
+    static let delayFrames: Int = (try? NoiseSuppressor(sampleRate: 48_000, gain: .classic))?.latencyFrames ?? 0
 
     /// "5.3 ms" at `sampleRate`.
     static func delayMilliseconds(at sampleRate: Int) -> String {
@@ -30,7 +31,8 @@ enum DenoiseFigures {
 
     /// "2.7 ms": the delay of `latency` at `sampleRate`.
     static func delayMilliseconds(at sampleRate: Int, latency: NoiseSuppressorLatency) -> String {
-        let frames = (try? NoiseSuppressor(sampleRate: sampleRate, latency: latency))?.latencyFrames ?? 0
+        let frames =
+            (try? NoiseSuppressor(sampleRate: sampleRate, latency: latency, gain: .classic))?.latencyFrames ?? 0
         return TextFormat.fixed(Double(frames) / Double(sampleRate) * 1000, decimals: 1) + " ms"
     }
 }
