@@ -118,7 +118,7 @@ struct LearnedGainModel {
 /// weights and input. 16-bit weights are half the memory of the float ones (the 192-wide
 /// standard model's 1 MB streams through the cache every hop) and multiply eight at a time
 /// (`pmaddwd`); the rounding, below 1/`limit` of a row's largest weight (1/3344 at 192 columns),
-/// moved no dev-kit figure (docs/noise-suppression.md, "Tenth step").
+/// moved the dev kit's dPESQ by about 1e-4 and nothing else (docs/noise-suppression.md, "Tenth step").
 struct QuantizedMatrix {
     let rows: Int
     let columns: Int
