@@ -75,19 +75,11 @@ extension NoiseSuppressorBandState {
         // Normalised features (once a frame) into the dense tanh layer.
         for i in 0 ..< d { normalised[i] = (features[i] - m.mean[i]) * m.inverseDeviation[i] }
         matrixVector(network.dense, m.denseBias, normalised, scratch: scratch, into: dense)
-        var j = 0
-        while j &+ 4 <= e {
-            storeFloats(fastTanh(loadFloats(dense + j)), to: dense + j)
-            j &+= 4
-        }
-        while j < e {
-            dense[j] = fastTanh(dense[j])
-            j &+= 1
-        }
+        applyTanh(to: dense, count: e)
         matrixVector(network.gateInput, m.gateInputBias, dense, scratch: scratch, into: fromInput)
         matrixVector(network.gateRecurrent, m.gateRecurrentBias, hidden, scratch: scratch, into: fromState)
         // The gates four units at a time (the same arithmetic lane by lane), then one at a time.
-        j = 0
+        var j = 0
         while j &+ 4 <= h {
             let z = fastSigmoid(loadFloats(fromInput + j) + loadFloats(fromState + j))
             let r = fastSigmoid(loadFloats(fromInput + h + j) + loadFloats(fromState + h + j))
@@ -103,15 +95,7 @@ extension NoiseSuppressorBandState {
             j &+= 1
         }
         matrixVector(network.output, m.outputBias, hidden, scratch: scratch, into: gains)
-        j = 0
-        while j &+ 4 <= m.bandCount {
-            storeFloats(fastSigmoid(loadFloats(gains + j)), to: gains + j)
-            j &+= 4
-        }
-        while j < m.bandCount {
-            gains[j] = fastSigmoid(gains[j])
-            j &+= 1
-        }
+        applySigmoid(to: gains, count: m.bandCount)
         return gains
     }
 
@@ -139,7 +123,7 @@ func matrixVector(
     let limit = matrix.limit
     // SAFETY: `input` holds `columns` floats; `scratch` holds at least `stride` integers.
     var largest: Float = 0
-    for i in 0 ..< columns where largest.isFinite { largest = max(largest, abs(input[i])) }
+    for i in 0 ..< columns { largest = max(largest, abs(input[i])) }
     let toInteger = largest.isFinite && largest > 0 ? limit / largest : 0
     let fromInteger = largest.isFinite ? largest / limit : 0
     for i in 0 ..< columns {
@@ -213,14 +197,44 @@ func fastTanh(_ x: Float) -> Float {
     2 * fastSigmoid(2 * x) - 1
 }
 
+/// `fastTanh` of `count` floats in place, four at a time and then one at a time.
+@inline(__always) @_noLocks @_noAllocation
+func applyTanh(to values: UnsafeMutablePointer<Float>, count: Int) {
+    var i = 0
+    // SAFETY: the callers pass `count` floats.
+    while i &+ 4 <= count {
+        storeFloats(fastTanh(loadFloats(values + i)), to: values + i)
+        i &+= 4
+    }
+    while i < count {
+        values[i] = fastTanh(values[i])
+        i &+= 1
+    }
+}
+
+/// `fastSigmoid` of `count` floats in place, four at a time and then one at a time.
+@inline(__always) @_noLocks @_noAllocation
+func applySigmoid(to values: UnsafeMutablePointer<Float>, count: Int) {
+    var i = 0
+    // SAFETY: the callers pass `count` floats.
+    while i &+ 4 <= count {
+        storeFloats(fastSigmoid(loadFloats(values + i)), to: values + i)
+        i &+= 4
+    }
+    while i < count {
+        values[i] = fastSigmoid(values[i])
+        i &+= 1
+    }
+}
+
 /// `fastSigmoid` of four values, bit for bit the scalar one's results.
 @inline(__always) @_noLocks @_noAllocation
-func fastSigmoid(_ x: SIMD4<Float>) -> SIMD4<Float> {
+func fastSigmoid(_ x: Lanes) -> Lanes {
     1 / (1 + fastExp2(-1.442695 * x))
 }
 
 /// `fastTanh` of four values, bit for bit the scalar one's results.
 @inline(__always) @_noLocks @_noAllocation
-func fastTanh(_ x: SIMD4<Float>) -> SIMD4<Float> {
+func fastTanh(_ x: Lanes) -> Lanes {
     2 * fastSigmoid(2 * x) - 1
 }
